@@ -1,0 +1,96 @@
+// The provider contract (SPEC §2.1). Cloud plug-ins implement `Routes`; the
+// controller owns counting, timing, timeouts and retries (R6, R7, R9).
+
+export interface NodeAddress {
+  readonly type: string; // InternalIP, ExternalIP, Hostname, ...
+  readonly address: string;
+}
+
+export interface Route {
+  /** Provider's name, informational; '' on create. */
+  name: string;
+  /** Node name; '' if the target is no known node. */
+  targetNode: string;
+  targetNodeAddresses: readonly NodeAddress[];
+  /** True only if listRoutes fills targetNodeAddresses faithfully. */
+  enableNodeAddresses: boolean;
+  /** As the cloud reports it. */
+  destinationCIDR: string;
+  blackhole: boolean;
+}
+
+export interface ReconcileScope {
+  readonly id: string;
+  /** Lives one reconcile: providers may cache e.g. a looked-up route table. */
+  readonly scratch: Map<string, unknown>;
+}
+
+export interface CallOptions {
+  /** Aborted on timeout, shutdown, leadership loss (R4). */
+  readonly signal: AbortSignal;
+  readonly reconcile: ReconcileScope;
+}
+
+export interface RoutePlan {
+  deletes: Readonly<Route>[];
+  creates: { nameHint: string; route: Readonly<Route> }[];
+}
+
+/** One result per operation: deletes then creates, in plan order. */
+export type OperationResult = { ok: true } | { ok: false; error: unknown };
+
+export interface Routes {
+  listRoutes(clusterName: string, opts: CallOptions): Promise<Route[]>;
+  createRoute(clusterName: string, nameHint: string, route: Readonly<Route>, opts: CallOptions): Promise<void>;
+  deleteRoute(clusterName: string, route: Readonly<Route>, opts: CallOptions): Promise<void>;
+  /** Optional batch hook (R8): called once per reconcile instead of per-route calls. */
+  applyRoutes?(clusterName: string, plan: RoutePlan, opts: CallOptions): Promise<OperationResult[]>;
+}
+
+export interface CloudProvider {
+  readonly name: string;
+  /** undefined: the cloud has no route support. */
+  routes(): Routes | undefined;
+}
+
+/**
+ * The subset of core/v1 Node the controller reads. Structurally compatible
+ * with `V1Node` from @kubernetes/client-node, so informer objects pass as-is.
+ */
+export interface NodeCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: Date | string;
+  lastHeartbeatTime?: Date | string;
+}
+
+export interface Node {
+  metadata?: {
+    name?: string;
+    uid?: string;
+    resourceVersion?: string;
+    creationTimestamp?: Date | string;
+  };
+  spec?: {
+    podCIDRs?: string[];
+    providerID?: string;
+  };
+  status?: {
+    addresses?: NodeAddress[];
+    conditions?: NodeCondition[];
+  };
+}
+
+/** Read-only view of the node cache handed to provider factories (SPEC §2.1). */
+export interface NodeLister {
+  get(name: string): Node | undefined;
+  list(): readonly Node[];
+}
+
+/** A registered factory builds the provider from the --cloud-config text. */
+export type CloudProviderFactory = (
+  config: string,
+  nodes: NodeLister,
+) => CloudProvider | Promise<CloudProvider>;
