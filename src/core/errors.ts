@@ -22,32 +22,32 @@ export abstract class RouteError extends Error {
 
 export class RetryableError extends RouteError {
   readonly kind = 'retryable' as const;
-  override readonly name = 'RetryableError';
+  override readonly name: string = 'RetryableError';
 }
 
 export class ThrottledError extends RouteError {
   readonly kind = 'throttled' as const;
-  override readonly name = 'ThrottledError';
+  override readonly name: string = 'ThrottledError';
 }
 
 export class ConflictError extends RouteError {
   readonly kind = 'conflict' as const;
-  override readonly name = 'ConflictError';
+  override readonly name: string = 'ConflictError';
 }
 
 export class QuotaExceededError extends RouteError {
   readonly kind = 'quota_exceeded' as const;
-  override readonly name = 'QuotaExceededError';
+  override readonly name: string = 'QuotaExceededError';
 }
 
 export class PermanentError extends RouteError {
   readonly kind = 'permanent' as const;
-  override readonly name = 'PermanentError';
+  override readonly name: string = 'PermanentError';
 }
 
 /** Thrown by providers once `opts.signal` is aborted (R4). */
 export class AbortError extends Error {
-  override readonly name = 'AbortError';
+  override readonly name: string = 'AbortError';
   constructor(message = 'The operation was aborted', opts?: { cause?: unknown }) {
     super(message, opts);
   }
@@ -55,7 +55,7 @@ export class AbortError extends Error {
 
 /** Raised by the controller's call wrapper when cloudCallTimeout expires. */
 export class TimeoutError extends RetryableError {
-  override readonly name = 'TimeoutError';
+  override readonly name: string = 'TimeoutError';
 }
 
 const KINDS: ReadonlySet<string> = new Set(['retryable', 'throttled', 'conflict', 'quota_exceeded', 'permanent']);
