@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Integration tests against a real kube-apiserver + etcd (TESTENV.md).
+#   1. scripts/testenv.sh build   (cached; cold 10-20 min on 2 cores)
+#   2. node --test --test-concurrency=1 "test/integration/**/*.test.ts" with the pinned Node 24
+# Extra arguments are passed to node (e.g. --test-name-pattern=...).
+# Env: TESTENV_BUILD_STAGE_TIMEOUT (s, default 3600), INTEGRATION_TIMEOUT (s, default 1200),
+#      KEEP_TESTENV=1 keeps each control plane's temp directory.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/testenv.sh build
+
+# Hand the resolved binaries to the tests explicitly.
+while IFS='=' read -r k v; do
+  case "$k" in
+    KUBE_APISERVER | ETCD | ETCD_KIND) export "$k=$v" ;;
+  esac
+done < <(bash scripts/testenv.sh paths)
+echo "[integration] KUBE_APISERVER=$KUBE_APISERVER ETCD=$ETCD (${ETCD_KIND})"
+
+# The pinned Node 24 (devDependency "node"), never the system node, runs the .ts files.
+NODE_BIN="$ROOT/node_modules/.bin/node"
+[[ -x "$NODE_BIN" ]] || NODE_BIN="npx --no-install node"
+
+start=$SECONDS
+rc=0
+# shellcheck disable=SC2086 # NODE_BIN may be "npx --no-install node"
+timeout --kill-after=30 "${INTEGRATION_TIMEOUT:-1200}" $NODE_BIN --test --test-concurrency=1 \
+  --test-reporter=spec "$@" "test/integration/**/*.test.ts" || rc=$?
+echo "[integration] node --test finished in $((SECONDS - start)) s (rc=$rc)"
+exit "$rc"
