@@ -58,7 +58,13 @@ export class TimeoutError extends RetryableError {
   override readonly name: string = 'TimeoutError';
 }
 
-const KINDS: ReadonlySet<string> = new Set(['retryable', 'throttled', 'conflict', 'quota_exceeded', 'permanent']);
+const KINDS: ReadonlySet<string> = new Set([
+  'retryable',
+  'throttled',
+  'conflict',
+  'quota_exceeded',
+  'permanent',
+]);
 
 function field(err: unknown, key: string): unknown {
   return typeof err === 'object' && err !== null ? (err as Record<string, unknown>)[key] : undefined;

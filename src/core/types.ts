@@ -41,7 +41,12 @@ export type OperationResult = { ok: true } | { ok: false; error: unknown };
 
 export interface Routes {
   listRoutes(clusterName: string, opts: CallOptions): Promise<Route[]>;
-  createRoute(clusterName: string, nameHint: string, route: Readonly<Route>, opts: CallOptions): Promise<void>;
+  createRoute(
+    clusterName: string,
+    nameHint: string,
+    route: Readonly<Route>,
+    opts: CallOptions,
+  ): Promise<void>;
   deleteRoute(clusterName: string, route: Readonly<Route>, opts: CallOptions): Promise<void>;
   /** Optional batch hook (R8): called once per reconcile instead of per-route calls. */
   applyRoutes?(clusterName: string, plan: RoutePlan, opts: CallOptions): Promise<OperationResult[]>;

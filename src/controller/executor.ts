@@ -1,0 +1,221 @@
+// Executes a reconcile plan's deletes and creates (SPEC §3.3, R8, R24–R27, R47).
+import { sleep, type Clock } from '../core/clock.ts';
+import { type ErrorKind, errorKind, retryAfterMs } from '../core/errors.ts';
+import type { PlannedCreate, PlannedDelete } from '../core/plan.ts';
+import { Semaphore } from '../core/semaphore.ts';
+import type { OperationResult, ReconcileScope, Routes } from '../core/types.ts';
+import type { CallResult, CloudCaller } from './cloud-call.ts';
+
+export type OpStatus = 'ok' | 'failed' | 'deferred' | 'canceled';
+
+export interface OpResult {
+  status: OpStatus;
+  error?: unknown;
+  /** Kind of the last failure ('timeout' is retryable). */
+  kind?: ErrorKind | 'timeout';
+  /** Duration of the last attempt. */
+  durationMs: number;
+  attempts: number;
+}
+
+export interface ExecutionResult {
+  readonly deletes: OpResult[];
+  readonly creates: OpResult[];
+  /** R47: no reconcile may start before this (absolute ms), if set. */
+  readonly throttleUntil: number | undefined;
+  readonly throttled: boolean;
+}
+
+export interface ExecutorDeps {
+  readonly routes: Routes;
+  readonly caller: CloudCaller;
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly clusterName: string;
+  readonly maxConcurrent: number;
+  readonly scope: ReconcileScope;
+  readonly signal: AbortSignal;
+}
+
+/** R24: upstream RetryOnConflict with updateNetworkConditionBackoff. */
+export const CONFLICT_ATTEMPTS = 5;
+export const conflictDelayMs = (random: () => number): number => 100 * (1 + random());
+
+const NOT_RUN: OpResult = { status: 'deferred', durationMs: 0, attempts: 0 };
+
+class Run {
+  throttled = false;
+  throttleUntil: number | undefined;
+  private readonly deps: ExecutorDeps;
+
+  constructor(deps: ExecutorDeps) {
+    this.deps = deps;
+  }
+
+  /** Whether a new mutation may start now; otherwise the status to report. */
+  gate(): OpStatus | undefined {
+    if (this.deps.signal.aborted) return 'canceled';
+    if (this.throttled) return 'deferred';
+    return undefined;
+  }
+
+  note(r: { outcome: string; retryAfterMs: number | undefined }): void {
+    if (r.outcome === 'throttled' || r.retryAfterMs !== undefined) {
+      this.throttled = true;
+      // "Latest wins" (R47).
+      if (r.retryAfterMs !== undefined) this.throttleUntil = this.deps.clock.now() + r.retryAfterMs;
+    }
+  }
+
+  toOp(r: CallResult<unknown>, attempts: number): OpResult {
+    if (r.ok) return { status: 'ok', durationMs: r.durationMs, attempts };
+    if (r.outcome === 'canceled')
+      return { status: 'canceled', error: r.error, durationMs: r.durationMs, attempts };
+    return { status: 'failed', error: r.error, kind: r.outcome, durationMs: r.durationMs, attempts };
+  }
+
+  /** Runs `once` with R24 conflict retries; each attempt takes its own slot via `slot`. */
+  async withConflictRetry(
+    slot: <T>(fn: () => Promise<T>) => Promise<T>,
+    once: () => Promise<CallResult<void>>,
+  ): Promise<OpResult> {
+    let last: OpResult = NOT_RUN;
+    for (let attempt = 1; attempt <= CONFLICT_ATTEMPTS; attempt++) {
+      if (attempt > 1) {
+        try {
+          await sleep(this.deps.clock, conflictDelayMs(this.deps.random), this.deps.signal);
+        } catch {
+          return { ...last, status: 'canceled' };
+        }
+      }
+      const gated = this.gate();
+      if (gated) return attempt === 1 ? { ...NOT_RUN, status: gated } : { ...last, status: gated };
+      const r = await slot(once);
+      this.note(r.ok ? { outcome: 'success', retryAfterMs: undefined } : r);
+      last = this.toOp(r, attempt);
+      if (r.ok || r.outcome !== 'conflict') return last;
+    }
+    return last;
+  }
+}
+
+export async function executePlan(
+  deletes: readonly PlannedDelete[],
+  creates: readonly PlannedCreate[],
+  deps: ExecutorDeps,
+): Promise<ExecutionResult> {
+  if (deletes.length === 0 && creates.length === 0) {
+    return { deletes: [], creates: [], throttleUntil: undefined, throttled: false };
+  }
+  const run = new Run(deps);
+  const r = deps.routes.applyRoutes
+    ? await executeBatched(run, deletes, creates, deps)
+    : await executePerRoute(run, deletes, creates, deps);
+  return { ...r, throttleUntil: run.throttleUntil, throttled: run.throttled };
+}
+
+async function executePerRoute(
+  run: Run,
+  deletes: readonly PlannedDelete[],
+  creates: readonly PlannedCreate[],
+  deps: ExecutorDeps,
+): Promise<{ deletes: OpResult[]; creates: OpResult[] }> {
+  const { routes, caller, clusterName, scope, signal } = deps;
+  // R26: one pool for creates and deletes.
+  const pool = new Semaphore(deps.maxConcurrent);
+  const slot = <T>(fn: () => Promise<T>): Promise<T> => pool.with(fn);
+  const deletesByDest = new Map<string, Promise<OpResult>[]>();
+  const deleteResults = deletes.map((d) => {
+    const p = run.withConflictRetry(slot, () =>
+      caller.call('delete', `${d.route.name} ${d.route.destinationCIDR}`, scope, signal, (opts) =>
+        routes.deleteRoute(clusterName, d.route, opts),
+      ),
+    );
+    let list = deletesByDest.get(d.canonical);
+    if (!list) deletesByDest.set(d.canonical, (list = []));
+    list.push(p);
+    return p;
+  });
+  const createResults = creates.map(async (c) => {
+    // R27: a create for D waits for every delete of D in this reconcile.
+    const barrier = deletesByDest.get(c.cidr.canonical!);
+    if (barrier) await Promise.all(barrier);
+    return run.withConflictRetry(slot, () =>
+      caller.call('create', `${c.nameHint} ${c.route.destinationCIDR}`, scope, signal, (opts) =>
+        routes.createRoute(clusterName, c.nameHint, c.route, opts),
+      ),
+    );
+  });
+  return { deletes: await Promise.all(deleteResults), creates: await Promise.all(createResults) };
+}
+
+/** R8: one applyRoutes per round; conflict results are resubmitted per R24. */
+async function executeBatched(
+  run: Run,
+  deletes: readonly PlannedDelete[],
+  creates: readonly PlannedCreate[],
+  deps: ExecutorDeps,
+): Promise<{ deletes: OpResult[]; creates: OpResult[] }> {
+  const { routes, caller, clusterName, scope, signal, clock, random } = deps;
+  const results: OpResult[] = [...deletes, ...creates].map(() => ({ ...NOT_RUN }));
+  let pending = results.map((_, i) => i);
+  for (let attempt = 1; attempt <= CONFLICT_ATTEMPTS && pending.length > 0; attempt++) {
+    if (attempt > 1) {
+      try {
+        await sleep(clock, conflictDelayMs(random), signal);
+      } catch {
+        break;
+      }
+    }
+    const gated = run.gate();
+    if (gated) {
+      for (const i of pending) results[i]!.status = gated;
+      return split(results, deletes.length);
+    }
+    const plan = {
+      deletes: pending.filter((i) => i < deletes.length).map((i) => deletes[i]!.route),
+      creates: pending
+        .filter((i) => i >= deletes.length)
+        .map((i) => ({
+          nameHint: creates[i - deletes.length]!.nameHint,
+          route: creates[i - deletes.length]!.route,
+        })),
+    };
+    const r = await caller.call(
+      'apply',
+      `${plan.deletes.length} deletes, ${plan.creates.length} creates`,
+      scope,
+      signal,
+      (opts) => routes.applyRoutes!(clusterName, plan, opts),
+    );
+    const perOp: OperationResult[] = r.ok
+      ? r.value
+      : pending.map(() => ({ ok: false, error: r.error }) as OperationResult);
+    const next: number[] = [];
+    pending.forEach((idx, j) => {
+      const res = perOp[j] ?? { ok: false, error: new Error('applyRoutes returned too few results') };
+      if (res.ok) {
+        results[idx] = { status: 'ok', durationMs: r.durationMs, attempts: attempt };
+        return;
+      }
+      const call: CallResult<void> = r.ok
+        ? {
+            ok: false,
+            error: res.error,
+            outcome: signal.aborted ? 'canceled' : errorKind(res.error),
+            retryAfterMs: retryAfterMs(res.error),
+            durationMs: r.durationMs,
+          }
+        : r;
+      if (!call.ok) run.note(call);
+      results[idx] = run.toOp(call, attempt);
+      if (results[idx].kind === 'conflict') next.push(idx);
+    });
+    pending = next;
+  }
+  return split(results, deletes.length);
+}
+
+function split(results: OpResult[], nDeletes: number): { deletes: OpResult[]; creates: OpResult[] } {
+  return { deletes: results.slice(0, nDeletes), creates: results.slice(nDeletes) };
+}

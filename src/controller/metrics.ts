@@ -1,0 +1,174 @@
+// Prometheus metrics of SPEC §6(d) (R51). The library user passes a registry;
+// names follow upstream and client-go's workqueue metrics.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { CallOutcome } from '../core/errors.ts';
+
+export type Trigger = 'periodic' | 'node_change' | 'condition_drift' | 'retry';
+export type Outcome = 'changed' | 'noop' | 'error' | 'dry_run';
+export type CloudOperation = 'list' | 'create' | 'delete' | 'apply';
+
+const QUEUE = 'Routes';
+
+function exp(start: number, factor: number, count: number): number[] {
+  return Array.from({ length: count }, (_, i) => start * factor ** i);
+}
+
+export interface QueueProbe {
+  /** Seconds the current reconcile has been running, 0 if none. */
+  runningSeconds(): number;
+}
+
+export class RouteControllerMetrics {
+  readonly routeSync: Counter<'trigger' | 'outcome'>;
+  readonly corrections: Counter<'operation'>;
+  readonly creationLatency: Histogram<'ip_family'>;
+  readonly cloudCalls: Counter<'operation' | 'outcome'>;
+  readonly cloudCallDuration: Histogram<'operation'>;
+  readonly reconcileDuration: Histogram<'trigger'>;
+  readonly lastSuccess: Gauge;
+  readonly queueDepth: Gauge<'name'>;
+  readonly queueAdds: Counter<'name'>;
+  readonly queueDuration: Histogram<'name'>;
+  readonly workDuration: Histogram<'name'>;
+  readonly queueRetries: Counter<'name'>;
+  readonly unfinishedWork: Gauge<'name'>;
+  readonly longestRunning: Gauge<'name'>;
+  readonly informerRestarts: Counter<'reason'>;
+  readonly informerLastEvent: Gauge;
+  readonly runningControllers: Gauge<'name'>;
+  readonly leaderStatus: Gauge<'name'>;
+  private probe: QueueProbe | undefined;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.routeSync = new Counter({
+      name: 'route_controller_route_sync_total',
+      help: 'Finished route reconciles by trigger and outcome.',
+      labelNames: ['trigger', 'outcome'],
+      registers,
+    });
+    this.corrections = new Counter({
+      name: 'route_controller_route_corrections_total',
+      help: 'Routes changed by watch-mode periodic reconciles (event filter misses).',
+      labelNames: ['operation'],
+      registers,
+    });
+    this.creationLatency = new Histogram({
+      name: 'route_controller_route_creation_latency_seconds',
+      help: 'First sight of a (node UID, pod CIDR) in the cache until its route was created.',
+      labelNames: ['ip_family'],
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600],
+      registers,
+    });
+    this.cloudCalls = new Counter({
+      name: 'route_controller_cloud_api_calls_total',
+      help: 'Cloud provider calls by operation and outcome.',
+      labelNames: ['operation', 'outcome'],
+      registers,
+    });
+    this.cloudCallDuration = new Histogram({
+      name: 'route_controller_cloud_api_call_duration_seconds',
+      help: 'Latency of cloud provider calls.',
+      labelNames: ['operation'],
+      buckets: exp(0.005, 2, 16),
+      registers,
+    });
+    this.reconcileDuration = new Histogram({
+      name: 'route_controller_reconcile_duration_seconds',
+      help: 'Duration of route reconciles.',
+      labelNames: ['trigger'],
+      buckets: exp(0.01, 2, 16),
+      registers,
+    });
+    this.lastSuccess = new Gauge({
+      name: 'route_controller_last_successful_reconcile_timestamp_seconds',
+      help: 'Unix time of the last reconcile with outcome changed or noop.',
+      registers,
+    });
+    this.queueDepth = new Gauge({
+      name: 'workqueue_depth',
+      help: 'Current depth of workqueue',
+      labelNames: ['name'],
+      registers,
+    });
+    this.queueAdds = new Counter({
+      name: 'workqueue_adds_total',
+      help: 'Total number of adds handled by workqueue',
+      labelNames: ['name'],
+      registers,
+    });
+    this.queueDuration = new Histogram({
+      name: 'workqueue_queue_duration_seconds',
+      help: 'How long in seconds an item stays in workqueue before being requested.',
+      labelNames: ['name'],
+      buckets: exp(1e-8, 10, 11),
+      registers,
+    });
+    this.workDuration = new Histogram({
+      name: 'workqueue_work_duration_seconds',
+      help: 'How long in seconds processing an item from workqueue takes.',
+      labelNames: ['name'],
+      buckets: exp(1e-8, 10, 11),
+      registers,
+    });
+    this.queueRetries = new Counter({
+      name: 'workqueue_retries_total',
+      help: 'Total number of retries handled by workqueue',
+      labelNames: ['name'],
+      registers,
+    });
+    const self = this;
+    this.unfinishedWork = new Gauge({
+      name: 'workqueue_unfinished_work_seconds',
+      help: 'How many seconds of work has been done that is in progress.',
+      labelNames: ['name'],
+      registers,
+      collect() {
+        this.set({ name: QUEUE }, self.probe?.runningSeconds() ?? 0);
+      },
+    });
+    this.longestRunning = new Gauge({
+      name: 'workqueue_longest_running_processor_seconds',
+      help: 'How many seconds has the longest running processor for workqueue been running.',
+      labelNames: ['name'],
+      registers,
+      collect() {
+        this.set({ name: QUEUE }, self.probe?.runningSeconds() ?? 0);
+      },
+    });
+    this.informerRestarts = new Counter({
+      name: 'route_controller_node_informer_restarts_total',
+      help: 'Node informer list/watch restarts by reason.',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.informerLastEvent = new Gauge({
+      name: 'route_controller_node_informer_last_event_timestamp_seconds',
+      help: 'Unix time of the last event or bookmark received by the node informer.',
+      registers,
+    });
+    this.runningControllers = new Gauge({
+      name: 'running_managed_controllers',
+      help: 'Indicates where instances of a controller are currently running',
+      labelNames: ['name'],
+      registers,
+    });
+    this.leaderStatus = new Gauge({
+      name: 'leader_election_master_status',
+      help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master.',
+      labelNames: ['name'],
+      registers,
+    });
+  }
+
+  setQueueProbe(probe: QueueProbe | undefined): void {
+    this.probe = probe;
+  }
+
+  cloudCall(operation: CloudOperation, outcome: CallOutcome, seconds: number): void {
+    this.cloudCalls.inc({ operation, outcome });
+    this.cloudCallDuration.observe({ operation }, seconds);
+  }
+
+  static readonly queueName = QUEUE;
+}

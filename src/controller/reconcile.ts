@@ -1,0 +1,276 @@
+// One reconcile (SPEC §3): list routes, plan, execute, write conditions, report.
+import type { Cidr } from '../core/cidr.ts';
+import type { Clock } from '../core/clock.ts';
+import {
+  conditionSatisfied,
+  conditionTarget,
+  networkCondition,
+  routesCreated,
+  type ConditionTarget,
+} from '../core/condition.ts';
+import { formatDuration } from '../core/duration.ts';
+import { errorMessage, type ErrorKind } from '../core/errors.ts';
+import type { ConditionExpectations } from '../core/expectations.ts';
+import { planReconcile, type NodePlan, type ReconcilePlan } from '../core/plan.ts';
+import type { EventRecorder, Logger, NodeStatusWriter } from '../core/ports.ts';
+import { Semaphore } from '../core/semaphore.ts';
+import type { NodeLister, Routes } from '../core/types.ts';
+import type { CloudCaller } from './cloud-call.ts';
+import type { CreationLatencyTracker } from './creation-latency.ts';
+import { executePlan, type ExecutionResult } from './executor.ts';
+import type { Outcome, RouteControllerMetrics, Trigger } from './metrics.ts';
+import { logDryRunPlan, logNodeActions, reportPlanProblems } from './plan-report.ts';
+import { writeCondition } from './condition-writer.ts';
+
+export interface ReconcileDeps {
+  readonly routes: Routes;
+  readonly caller: CloudCaller;
+  readonly nodes: NodeLister;
+  readonly statusWriter: NodeStatusWriter;
+  readonly recorder: EventRecorder;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly metrics: RouteControllerMetrics | undefined;
+  readonly clusterName: string;
+  readonly clusterCIDRs: readonly Cidr[];
+  readonly maxConcurrent: number;
+  readonly dryRun: boolean;
+  readonly expectations: ConditionExpectations;
+  readonly latency: CreationLatencyTracker;
+  /** Process-wide "once per (UID, CIDR)" memory for E3 events and R16 logs. */
+  readonly reported: Set<string>;
+}
+
+export interface ReconcileReport {
+  readonly id: string;
+  readonly trigger: Trigger;
+  readonly outcome: Outcome;
+  readonly created: number;
+  readonly deleted: number;
+  readonly failed: number;
+  readonly deferred: number;
+  readonly conditions: number;
+  readonly durationMs: number;
+  /** R47 deadline (absolute ms). */
+  readonly throttleUntil: number | undefined;
+  /** Kinds of the failures behind an `error` outcome (R46 decides the retry from them). */
+  readonly failureKinds: ReadonlySet<ErrorKind | 'timeout' | 'list' | 'condition'>;
+  readonly plan: ReconcilePlan | undefined;
+  /** Set when the reconcile failed as a whole (R11). */
+  readonly error?: string;
+}
+
+let seq = 0;
+
+export async function reconcile(
+  deps: ReconcileDeps,
+  trigger: Trigger,
+  signal: AbortSignal,
+): Promise<ReconcileReport> {
+  const { clock, logger } = deps;
+  const start = clock.now();
+  const id = `${start.toString(36)}-${(++seq).toString(36)}`;
+  const scope = { id, scratch: new Map<string, unknown>() };
+  const failureKinds = new Set<ErrorKind | 'timeout' | 'list' | 'condition'>();
+  const finish = (
+    outcome: Outcome,
+    counts: { created: number; deleted: number; failed: number; deferred: number; conditions: number },
+    plan: ReconcilePlan | undefined,
+    exec?: ExecutionResult,
+    error?: string,
+  ): ReconcileReport => {
+    const report: ReconcileReport = {
+      ...(error === undefined ? {} : { error }),
+      id,
+      trigger,
+      outcome,
+      ...counts,
+      durationMs: clock.now() - start,
+      throttleUntil: exec?.throttleUntil,
+      failureKinds,
+      plan,
+    };
+    logger.info('Route reconcile finished', {
+      trigger,
+      outcome,
+      created: counts.created,
+      deleted: counts.deleted,
+      failed: counts.failed,
+      deferred: counts.deferred,
+      conditions: counts.conditions,
+      duration: formatDuration(report.durationMs),
+    });
+    return report;
+  };
+
+  // R11: list once, first.
+  const listed = await deps.caller.call('list', deps.clusterName, scope, signal, (opts) =>
+    deps.routes.listRoutes(deps.clusterName, opts),
+  );
+  if (!listed.ok) {
+    failureKinds.add('list');
+    return finish(
+      'error',
+      { created: 0, deleted: 0, failed: 0, deferred: 0, conditions: 0 },
+      undefined,
+      {
+        deletes: [],
+        creates: [],
+        throttled: listed.outcome === 'throttled',
+        throttleUntil: listed.retryAfterMs === undefined ? undefined : clock.now() + listed.retryAfterMs,
+      },
+      `error listing routes: ${errorMessage(listed.error)}`,
+    );
+  }
+
+  // R12: one read of the node cache, used throughout.
+  const nodes = deps.nodes.list();
+  const plan = planReconcile(nodes, listed.value, deps.clusterCIDRs);
+  for (const np of plan.nodes) deps.latency.observe(np.node, start);
+  reportPlanProblems(plan, deps);
+  logNodeActions(plan, logger);
+
+  if (deps.dryRun) {
+    const patches = plannedConditionPatches(
+      plan,
+      (np) =>
+        np.podCIDRs.length > 0 &&
+        np.podCIDRs.every((pc) => pc.action !== 'invalid' && pc.action !== 'blocked'),
+    );
+    logDryRunPlan(plan, patches, logger);
+    return finish(
+      'dry_run',
+      { created: 0, deleted: 0, failed: 0, deferred: 0, conditions: patches.length },
+      plan,
+    );
+  }
+
+  const exec = await executePlan(plan.deletes, plan.creates, {
+    routes: deps.routes,
+    caller: deps.caller,
+    clock,
+    random: deps.random,
+    clusterName: deps.clusterName,
+    maxConcurrent: deps.maxConcurrent,
+    scope,
+    signal,
+  });
+
+  let deleted = 0;
+  let failed = 0;
+  let deferred = 0;
+  exec.deletes.forEach((r, i) => {
+    const d = plan.deletes[i]!;
+    if (r.status === 'ok') {
+      deleted++;
+      logger.info(
+        `Deleted route ${d.route.name} ${d.route.destinationCIDR} after ${formatDuration(r.durationMs)}`,
+        {
+          reason: d.reason,
+        },
+      );
+      if (trigger === 'periodic') deps.metrics?.corrections.inc({ operation: 'delete' });
+    } else if (r.status === 'failed') {
+      failed++;
+      failureKinds.add(r.kind ?? 'retryable');
+      logger.error(
+        `Could not delete route ${d.route.name} ${d.route.destinationCIDR} after ${formatDuration(r.durationMs)}: ${errorMessage(r.error)}`,
+      );
+    } else if (r.status === 'deferred') deferred++;
+  });
+
+  let created = 0;
+  exec.creates.forEach((r, i) => {
+    const c = plan.creates[i]!;
+    const what = `${c.nameHint} ${c.route.destinationCIDR}`;
+    if (r.status === 'ok') {
+      created++;
+      c.cidr.action = 'keep';
+      logger.info(
+        `Created route for node ${c.node.name} ${c.route.destinationCIDR} with hint ${c.nameHint} after ${formatDuration(r.durationMs)}`,
+      );
+      if (trigger === 'periodic') deps.metrics?.corrections.inc({ operation: 'create' });
+      const secs = deps.latency.created(c.node.uid, c.cidr.canonical!, clock.now());
+      if (secs !== undefined)
+        deps.metrics?.creationLatency.observe({ ip_family: `IPv${c.cidr.family}` }, secs);
+    } else if (r.status === 'failed') {
+      failed++;
+      failureKinds.add(r.kind ?? 'retryable');
+      const err = errorMessage(r.error);
+      logger.error(`Could not create route ${what} for node ${c.node.name}: ${err}`);
+      // R34: one Event per failed create per reconcile.
+      deps.recorder.event(
+        { name: c.node.name, uid: c.node.uid },
+        'Warning',
+        'FailedToCreateRoute',
+        `Could not create route ${what} for node ${c.node.name} after ${formatDuration(r.durationMs)}: ${err}`,
+      );
+    } else if (r.status === 'deferred') deferred++;
+  });
+  for (const np of plan.nodes) {
+    for (const pc of np.podCIDRs)
+      if (pc.action === 'keep' && pc.canonical) deps.latency.kept(np.uid, pc.canonical);
+  }
+
+  // R28–R33: conditions after all route operations settled.
+  const cond = await writeConditions(plan, deps, signal);
+  if (cond.failed > 0) failureKinds.add('condition');
+
+  const mutated = created + deleted;
+  const outcome: Outcome =
+    !listed.ok || failed > 0 || deferred > 0 || cond.failed > 0 ? 'error' : mutated > 0 ? 'changed' : 'noop';
+  return finish(outcome, { created, deleted, failed, deferred, conditions: cond.written }, plan, exec);
+}
+
+export interface PlannedPatch {
+  readonly node: NodePlan;
+  readonly target: ConditionTarget;
+}
+
+function plannedConditionPatches(plan: ReconcilePlan, created: (np: NodePlan) => boolean): PlannedPatch[] {
+  const out: PlannedPatch[] = [];
+  for (const np of plan.nodes) {
+    const target = conditionTarget(created(np));
+    if (!conditionSatisfied(np.node, target)) out.push({ node: np, target });
+  }
+  return out;
+}
+
+const CONDITION_WRITERS = 16;
+
+async function writeConditions(
+  plan: ReconcilePlan,
+  deps: ReconcileDeps,
+  signal: AbortSignal,
+): Promise<{ written: number; failed: number }> {
+  let written = 0;
+  let failed = 0;
+  const pool = new Semaphore(CONDITION_WRITERS);
+  await Promise.all(
+    plan.nodes.map(async (np) => {
+      const created = routesCreated(np);
+      if (!created && np.podCIDRs.length === 0) {
+        deps.logger.info(
+          `node ${np.name} has no routes assigned to it. NodeNetworkUnavailable will be set to true`,
+        );
+      }
+      const target = conditionTarget(created);
+      // R33: the expectation is recorded before the write, so its echo is recognised.
+      deps.expectations.set(np.uid, target);
+      if (conditionSatisfied(np.node, target)) return;
+      await pool.with(async () => {
+        if (signal.aborted) return; // R63: no condition writes after the abort
+        const r = await writeCondition(
+          np,
+          networkCondition(target, new Date(deps.clock.now())),
+          deps,
+          signal,
+        );
+        if (r === 'written') written++;
+        else if (r === 'failed') failed++;
+      });
+    }),
+  );
+  return { written, failed };
+}

@@ -1,0 +1,169 @@
+// Watch mode (SPEC §5–6): node events → trigger filter → single-key queue →
+// reconcile, plus retry (R46–R47), safety resync (R49) and informer-style
+// resync (R50).
+import type { Clock, TimerHandle } from '../core/clock.ts';
+import { informerResyncMs, resyncDelayMs, retryDelayMs } from '../core/backoff.ts';
+import { nodeUpdateTrigger, type Trigger } from '../core/trigger-filter.ts';
+import { RouteWorkQueue } from '../core/work-queue.ts';
+import { currentNetworkCondition } from '../core/condition.ts';
+import type { NodeEventHandler } from '../core/ports.ts';
+import { DEFAULTS, type RouteControllerOptions } from './options.ts';
+import type { ReconcileDeps, ReconcileReport } from './reconcile.ts';
+import { RouteControllerMetrics, type RouteControllerMetrics as Metrics } from './metrics.ts';
+import { cacheMaintenanceHandler } from './periodic-mode.ts';
+
+const Q = { name: RouteControllerMetrics.queueName };
+
+export class WatchMode {
+  private readonly opts: RouteControllerOptions;
+  private readonly deps: ReconcileDeps;
+  private readonly clock: Clock;
+  private readonly metrics: Metrics | undefined;
+  private readonly reconcileOnce: (trigger: Trigger, signal: AbortSignal) => Promise<ReconcileReport>;
+  private readonly queue: RouteWorkQueue;
+  private retryTimer: TimerHandle | undefined;
+  private resyncTimer: TimerHandle | undefined;
+  private informerResyncTimer: TimerHandle | undefined;
+  private consecutiveErrors = 0;
+  private hardStop: AbortSignal = new AbortController().signal;
+
+  constructor(
+    opts: RouteControllerOptions,
+    deps: ReconcileDeps,
+    clock: Clock,
+    metrics: Metrics | undefined,
+    reconcileOnce: (trigger: Trigger, signal: AbortSignal) => Promise<ReconcileReport>,
+  ) {
+    this.opts = opts;
+    this.deps = deps;
+    this.clock = clock;
+    this.metrics = metrics;
+    this.reconcileOnce = reconcileOnce;
+    this.queue = new RouteWorkQueue(
+      clock,
+      opts.minReconcileIntervalMs ?? DEFAULTS.minReconcileIntervalMs,
+      (t) => this.process(t),
+      {
+        onAdd: (t) => {
+          metrics?.queueAdds.inc(Q);
+          metrics?.queueDepth.set(Q, 1);
+          if (t === 'retry') metrics?.queueRetries.inc(Q);
+        },
+        onStart: (_t, queuedMs) => {
+          metrics?.queueDepth.set(Q, 0);
+          metrics?.queueDuration.observe(Q, queuedMs / 1000);
+          // R44: a pending retry timer is cancelled when any reconcile starts.
+          clock.clearTimeout(this.retryTimer);
+          this.retryTimer = undefined;
+        },
+        onDone: (_t, workMs) => metrics?.workDuration.observe(Q, workMs / 1000),
+      },
+    );
+    metrics?.setQueueProbe({ runningSeconds: () => this.queue.runningMs() / 1000 });
+  }
+
+  /** Exposed for tests: the queue's depth (0 or 1). */
+  get depth(): number {
+    return this.queue.depth;
+  }
+
+  handler(): NodeEventHandler {
+    const maintain = cacheMaintenanceHandler(this.deps, this.clock);
+    return {
+      onAdd: (n) => {
+        maintain.onAdd(n);
+        this.queue.add('node_change');
+      },
+      onUpdate: (o, n) => {
+        maintain.onUpdate(o, n);
+        const t = nodeUpdateTrigger(o, n, this.deps.expectations);
+        if (t === 'condition_drift') {
+          const c = currentNetworkCondition(n);
+          this.deps.logger.info(`NetworkUnavailable of node ${n.metadata?.name} changed by another writer`, {
+            status: c?.status,
+            reason: c?.reason,
+          });
+        }
+        if (t) this.queue.add(t);
+      },
+      onDelete: (n, tombstone) => {
+        maintain.onDelete(n, tombstone);
+        this.queue.add('node_change');
+      },
+    };
+  }
+
+  async run(stop: AbortSignal, hardStop: AbortSignal = stop): Promise<void> {
+    this.hardStop = hardStop;
+    const unsubscribe = this.opts.nodes.addEventHandler(this.handler());
+    try {
+      // R45: triggers before the initial sync are held; the first reconcile starts at sync.
+      if (!(await this.opts.nodes.waitForSync(stop))) return;
+      this.queue.add('node_change');
+      this.queue.start();
+      this.armInformerResync();
+      await new Promise<void>((resolve) => {
+        if (stop.aborted) resolve();
+        else stop.addEventListener('abort', () => resolve(), { once: true });
+      });
+    } finally {
+      unsubscribe();
+      for (const t of [this.retryTimer, this.resyncTimer, this.informerResyncTimer])
+        this.clock.clearTimeout(t);
+      await this.queue.stop();
+    }
+  }
+
+  private async process(trigger: Trigger): Promise<void> {
+    const report = await this.reconcileOnce(trigger, this.hardStop);
+    if (report.throttleUntil !== undefined) this.queue.setThrottleDeadline(report.throttleUntil);
+    if (report.outcome === 'error') {
+      this.consecutiveErrors++;
+      const delay = retryDelayMs(this.consecutiveErrors, report.failureKinds, this.deps.random);
+      if (delay !== undefined) {
+        // R47: in watch mode the retry comes after max(dₙ, retryAfterMs).
+        const wait = Math.max(delay, (report.throttleUntil ?? 0) - this.clock.now());
+        this.clock.clearTimeout(this.retryTimer);
+        this.retryTimer = this.clock.setTimeout(() => {
+          this.retryTimer = undefined;
+          this.queue.add('retry');
+        }, wait);
+      }
+    } else {
+      this.consecutiveErrors = 0;
+      this.armSafetyResync();
+    }
+  }
+
+  /** R49: re-armed after each changed/noop reconcile; failures do not cancel it. */
+  private armSafetyResync(): void {
+    const period = this.opts.routeResyncPeriodMs ?? DEFAULTS.routeResyncPeriodMs;
+    if (period <= 0) return;
+    this.clock.clearTimeout(this.resyncTimer);
+    this.resyncTimer = this.clock.setTimeout(
+      () => {
+        this.resyncTimer = undefined;
+        this.queue.add('periodic');
+      },
+      resyncDelayMs(period, this.deps.random),
+    );
+  }
+
+  /**
+   * R50: upstream's informer resync notifies an update(n, n) for every cached
+   * node every R; R41(a) folds them into one `periodic` reconcile, so one
+   * trigger when the cache is non-empty is the same.
+   */
+  private armInformerResync(): void {
+    const m = this.opts.minResyncPeriodMs ?? DEFAULTS.minResyncPeriodMs;
+    if (m <= 0) return;
+    const r = informerResyncMs(m, this.deps.random);
+    const tick = (): void => {
+      const nodes = this.opts.nodes.list();
+      const h = this.handler();
+      for (const n of nodes) h.onUpdate(n, n);
+      this.informerResyncTimer = this.clock.setTimeout(tick, r);
+    };
+    this.informerResyncTimer = this.clock.setTimeout(tick, r);
+  }
+}
