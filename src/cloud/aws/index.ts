@@ -1,0 +1,56 @@
+// The `aws` cloud plug-in: cluster routes in a VPC route table (docs/providers/aws.md).
+import { EC2Client } from '@aws-sdk/client-ec2';
+import type { CloudProvider, CloudProviderFactory, NodeLister, Routes } from '../../core/types.ts';
+import { AwsConfigError, configuredRegion, parseAwsCloudConfig } from './config.ts';
+import type { AwsCloudConfig } from './config.ts';
+import { AwsRoutes } from './routes.ts';
+
+export { AwsRoutes, CLUSTER_TAG_PREFIX, toRoute } from './routes.ts';
+export type { AwsRoutesConfig } from './routes.ts';
+export { AwsConfigError, configuredRegion, parseAwsCloudConfig } from './config.ts';
+export type { AwsCloudConfig } from './config.ts';
+export { instanceIdFromProviderID, instanceNodeMap } from './targets.ts';
+
+/**
+ * An EC2 client for the config. Credentials come from the SDK's default chain
+ * (environment, shared files, web identity, instance role) and are never read
+ * here. `maxAttempts: 1` because the controller owns retries and backoff (R6).
+ */
+export function createEc2Client(config: AwsCloudConfig, env = process.env): EC2Client {
+  const region = configuredRegion(config, env);
+  return new EC2Client({
+    maxAttempts: 1,
+    ...(region !== undefined ? { region } : {}),
+    ...(config.endpoint !== undefined ? { endpoint: config.endpoint } : {}),
+  });
+}
+
+export class AwsCloudProvider implements CloudProvider {
+  readonly name = 'aws';
+  private readonly routesImpl: Routes;
+  constructor(routes: Routes) {
+    this.routesImpl = routes;
+  }
+  routes(): Routes {
+    return this.routesImpl;
+  }
+}
+
+export const awsProviderFactory: CloudProviderFactory = async (
+  configText: string,
+  nodes: NodeLister,
+): Promise<CloudProvider> => {
+  const config = parseAwsCloudConfig(configText);
+  const client = createEc2Client(config);
+  // Resolve the region now (it may come from a profile file) so a missing one
+  // fails at startup, not as an error on every reconcile.
+  try {
+    await client.config.region();
+  } catch {
+    client.destroy();
+    throw new AwsConfigError(
+      'aws cloud config: no AWS region: set "region" in the cloud config, or AWS_REGION / AWS_DEFAULT_REGION',
+    );
+  }
+  return new AwsCloudProvider(new AwsRoutes(client, config, nodes));
+};

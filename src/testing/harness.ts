@@ -1,0 +1,122 @@
+// Test harness: a controller wired to the in-memory cloud and cluster on a
+// virtual clock. Shared by the unit tests (not part of the published build).
+import { Registry } from 'prom-client';
+import { MemoryCluster, type NodeSpecInput } from '../cluster/memory-cluster.ts';
+import { MemoryRoutes, type MemoryRoutesOptions, type StoredRoute } from '../cloud/memory/memory-routes.ts';
+import { canonicalCIDR } from '../core/cidr.ts';
+import { VirtualClock } from '../core/clock.ts';
+import { MemoryLogger } from '../core/ports.ts';
+import type { RouteControllerOptions } from '../controller/options.ts';
+import type { ReconcileReport } from '../controller/reconcile.ts';
+import { RouteController } from '../controller/route-controller.ts';
+
+export interface HarnessOptions {
+  clusterCIDRs?: string[];
+  clusterName?: string;
+  nodes?: NodeSpecInput[];
+  routes?: (Partial<StoredRoute> & { destinationCIDR: string })[];
+  cloud?: MemoryRoutesOptions;
+  controller?: Partial<RouteControllerOptions>;
+  synced?: boolean;
+  seed?: number;
+}
+
+/** Deterministic PRNG (mulberry32) so jittered delays are reproducible. */
+export function seededRandom(seed = 1): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function harness(o: HarnessOptions = {}) {
+  const clock = new VirtualClock();
+  const random = seededRandom(o.seed ?? 1);
+  const cloud = new MemoryRoutes({ clock, random, ...o.cloud });
+  const cluster = new MemoryCluster({ clock, synced: o.synced ?? true });
+  const clusterName = o.clusterName ?? 'my-k8s';
+  for (const r of o.routes ?? []) cloud.putRoute({ clusterName, ...r });
+  for (const n of o.nodes ?? []) cluster.createNode(n);
+  const logger = new MemoryLogger();
+  const registry = new Registry();
+  const reports: ReconcileReport[] = [];
+  const controller = new RouteController({
+    routes: cloud,
+    nodes: cluster,
+    statusWriter: cluster,
+    recorder: cluster,
+    logger,
+    clock,
+    random,
+    registry,
+    clusterName,
+    clusterCIDRs: o.clusterCIDRs ?? ['10.120.0.0/16'],
+    onReconcile: (r) => reports.push(r),
+    ...o.controller,
+  });
+  const stop = new AbortController();
+  let running: Promise<void> | undefined;
+  return {
+    clock,
+    cloud,
+    cluster,
+    logger,
+    registry,
+    controller,
+    reports,
+    clusterName,
+    /** One reconcile now. */
+    reconcile: (trigger: 'periodic' | 'node_change' = 'node_change') =>
+      controller.reconcileOnce(trigger, new AbortController().signal),
+    start(): void {
+      running = controller.run(stop.signal);
+    },
+    async stop(): Promise<void> {
+      stop.abort();
+      await clock.advance(0);
+      await running;
+    },
+    /** Sorted "canonical->target[addr,...]" strings of the cloud's table. */
+    routeSet(withAddresses = false): string[] {
+      return cloud
+        .snapshot()
+        .map((r) => {
+          const addrs = withAddresses
+            ? `[${r.targetNodeAddresses
+                .map((a) => `${a.type}=${a.address}`)
+                .sort()
+                .join(',')}]`
+            : '';
+          return `${canonicalCIDR(r.destinationCIDR) ?? r.destinationCIDR}->${r.targetNode}${r.blackhole ? '(blackhole)' : ''}${addrs}`;
+        })
+        .sort();
+    },
+    /** The NetworkUnavailable status/reason per node name, from the cluster's objects. */
+    conditions(): Record<string, string> {
+      const out: Record<string, string> = {};
+      for (const n of cluster.list()) {
+        const c = n.status?.conditions?.find((x) => x.type === 'NetworkUnavailable');
+        out[n.metadata!.name!] = c ? `${c.status}/${c.reason}` : 'none';
+      }
+      return out;
+    },
+    /** Counter value from the registry. */
+    async metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+      const m = registry.getSingleMetric(name);
+      if (!m) throw new Error(`no metric ${name}`);
+      const data = await m.get();
+      return data.values
+        .filter((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val))
+        .filter((v) => !('metricName' in v) || v.metricName === name || v.metricName === `${name}_count`)
+        .reduce((s, v) => s + v.value, 0);
+    },
+  };
+}
+
+export type Harness = ReturnType<typeof harness>;
+
+export const ip = (address: string) => [{ type: 'InternalIP', address }];
