@@ -122,7 +122,8 @@ build_kube_apiserver() {
   k8s_ok "$K8S_BIN.tmp" || die "built kube-apiserver reports '$("$K8S_BIN.tmp" --version 2>&1 || true)', want 'Kubernetes $K8S_VERSION'"
   mv -f "$K8S_BIN.tmp" "$K8S_BIN"
   log "kube-apiserver: $("$K8S_BIN" --version) at $K8S_BIN ($(du -h "$K8S_BIN" | cut -f1))"
-  go version -m "$K8S_BIN" | awk '$1=="dep" && $2=="k8s.io/kubernetes" {print}' >&2 || true
+  go version -m "$K8S_BIN" | awk '$1=="mod" {print "  module " $2 " " $3} $1=="=>" {n++; r=r " " $2 "@" $3}
+    END {print "  " n " replaced modules in the binary:" r}' >&2 || true
 }
 
 build_etcd() {

@@ -12,6 +12,7 @@ import {
   kubeconfigIdentity,
   requireTestenv,
   startControlPlane,
+  testenvBinaries,
 } from '../support/controlplane.ts';
 import type { ControlPlane } from '../support/controlplane.ts';
 
@@ -34,7 +35,7 @@ describe('control plane (real kube-apiserver + etcd)', { timeout: 240_000 }, () 
   let enabled = false;
 
   before(async () => {
-    enabled = requireTestenv(undefined);
+    enabled = testenvBinaries() !== undefined;
     if (enabled) cp = await startControlPlane();
   });
 
@@ -87,7 +88,9 @@ describe('control plane (real kube-apiserver + etcd)', { timeout: 240_000 }, () 
       await assert.rejects(ctrl.listNode(), (err: unknown) => statusCode(err) === 403);
       const raw403 = await apiRequest(c.controllerKubeconfig, 'GET', '/api/v1/nodes');
       assert.equal(raw403.status, 403);
-      assert.match(raw403.body, /User "route-controller-ts" cannot list resource "nodes"/);
+      const forbidden = JSON.parse(raw403.body) as { reason: string; message: string };
+      assert.equal(forbidden.reason, 'Forbidden');
+      assert.match(forbidden.message, /User "route-controller-ts" cannot list resource "nodes"/);
 
       // bind it to upstream's bootstrap ClusterRole: list works, delete still 403
       const rbac = adminKc.makeApiClient(k8s.RbacAuthorizationV1Api);
@@ -193,7 +196,7 @@ describe('control plane with watch cache off: deterministic 410', { timeout: 240
   let enabled = false;
 
   before(async () => {
-    enabled = requireTestenv(undefined);
+    enabled = testenvBinaries() !== undefined;
     if (enabled) cp = await startControlPlane({ watchCacheDisabled: true });
   });
 

@@ -289,7 +289,14 @@ async function terminate(proc: Proc, graceMs = 10_000): Promise<void> {
   } catch {
     // gone already
   }
-  const timedOut = await Promise.race([proc.exited.then(() => false), sleep(graceMs).then(() => true)]);
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = await Promise.race([
+    proc.exited.then(() => false),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), graceMs);
+    }),
+  ]);
+  clearTimeout(timer);
   if (timedOut) {
     try {
       process.kill(proc.pid, 'SIGKILL');
