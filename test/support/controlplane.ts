@@ -374,7 +374,7 @@ function httpJson(url: string, method: string, body?: unknown, timeoutMs = 5000)
   });
 }
 
-interface TlsIdentity {
+export interface TlsIdentity {
   ca: string;
   cert: string;
   key: string;
