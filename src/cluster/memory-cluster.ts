@@ -130,11 +130,18 @@ export class MemoryCluster implements NodeSource, NodeStatusWriter, EventRecorde
     return next;
   }
 
-  deleteNode(name: string): void {
+  /** `tombstone`: handlers get the final state as unknown, as after a missed watch event. */
+  deleteNode(name: string, opts: { tombstone?: boolean } = {}): void {
     const old = this.nodes.get(name);
     if (!old) throw new ApiStatusError(404, `nodes "${name}" not found`);
     this.nodes.delete(name);
-    if (this.synced) for (const h of this.handlers) h.onDelete(old, false);
+    if (this.synced) for (const h of this.handlers) h.onDelete(old, opts.tombstone ?? false);
+  }
+
+  /** An informer resync notification: update(n, n) with the same resourceVersion. */
+  resync(name: string): void {
+    const n = this.nodes.get(name);
+    if (n && this.synced) for (const h of this.handlers) h.onUpdate(n, n);
   }
 
   /** A kubelet heartbeat: Ready's lastHeartbeatTime moves, nothing else. */

@@ -69,9 +69,9 @@ export function harness(o: HarnessOptions = {}) {
     controller,
     reports,
     clusterName,
-    /** One reconcile now. */
-    reconcile: (trigger: 'periodic' | 'node_change' = 'node_change') =>
-      controller.reconcileOnce(trigger, new AbortController().signal),
+    /** One reconcile now, advancing virtual time until it settles. */
+    reconcile: (trigger: 'periodic' | 'node_change' = 'node_change', signal = new AbortController().signal) =>
+      settle(clock, controller.reconcileOnce(trigger, signal)),
     start(): void {
       running = controller.run(stop.signal);
     },
@@ -115,6 +115,22 @@ export function harness(o: HarnessOptions = {}) {
         .reduce((s, v) => s + v.value, 0);
     },
   };
+}
+
+/** Advances virtual time in small steps until `p` settles (at most 1 virtual hour). */
+export async function settle<T>(clock: VirtualClock, p: Promise<T>, stepMs = 10): Promise<T> {
+  let done = false;
+  p.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  const end = clock.now() + 3_600_000;
+  await clock.advance(0);
+  while (!done && clock.now() < end) {
+    const next = clock.nextTimerAt();
+    await clock.advanceTo(next === undefined ? clock.now() + stepMs : Math.min(next, clock.now() + 60_000));
+  }
+  return p;
 }
 
 export type Harness = ReturnType<typeof harness>;

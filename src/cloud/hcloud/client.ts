@@ -273,26 +273,24 @@ export class HcloudClient {
     return new AbortError('The operation was aborted', { cause: signal.reason });
   }
 
-  /** Records RateLimit-* headers; once Remaining hits 0, calls fail fast until a request is refilled. */
+  /**
+   * Records RateLimit-* headers. Once Remaining hits 0 the next request would
+   * get 429 anyway, so calls fail fast locally until one request is refilled;
+   * returns that wait.
+   */
   private noteRateLimit(res: Response, at: number): number | undefined {
     const limit = headerInt(res, 'RateLimit-Limit');
     const remaining = headerInt(res, 'RateLimit-Remaining');
     const reset = headerInt(res, 'RateLimit-Reset');
     if (limit !== undefined && limit > 0) this.rate.limit = limit;
-    const retryAfter = headerInt(res, 'Retry-After');
-    let waitMs: number | undefined;
-    if (retryAfter !== undefined && retryAfter >= 0) {
-      waitMs = retryAfter * 1000;
-    } else if (remaining !== undefined && remaining <= 0) {
-      // The API refills one request at a time (limit per hour) and
-      // RateLimit-Reset is when the bucket is full again, so with an empty
-      // bucket the next request is possible after (reset - now) / limit.
-      const lim = this.rate.limit;
-      const untilFullMs = reset !== undefined ? reset * 1000 - at : 0;
-      if (lim === undefined) waitMs = MIN_RETRY_AFTER_MS;
-      else waitMs = untilFullMs > 0 ? untilFullMs / lim : HOUR_MS / lim;
-    }
-    if (waitMs === undefined) return undefined;
+    if (remaining === undefined || remaining > 0) return undefined;
+    // The API refills one request at a time (limit per hour) and
+    // RateLimit-Reset is when the bucket is full again, so with an empty
+    // bucket the next request is possible after (reset - now) / limit.
+    const lim = this.rate.limit;
+    const untilFullMs = reset !== undefined ? reset * 1000 - at : 0;
+    let waitMs = MIN_RETRY_AFTER_MS;
+    if (lim !== undefined) waitMs = untilFullMs > 0 ? untilFullMs / lim : HOUR_MS / lim;
     waitMs = Math.max(MIN_RETRY_AFTER_MS, Math.ceil(waitMs));
     this.rate.blockedUntil = Math.max(this.rate.blockedUntil, at + waitMs);
     return waitMs;
@@ -356,7 +354,9 @@ export class HcloudClient {
     const throttled = code === 'rate_limit_exceeded' || res.status === 429;
     let throttleMs: number | undefined;
     if (throttled) {
-      throttleMs = retryAfterMs ?? MIN_RETRY_AFTER_MS;
+      const retryAfter = headerInt(res, 'Retry-After');
+      throttleMs =
+        retryAfter !== undefined && retryAfter > 0 ? retryAfter * 1000 : (retryAfterMs ?? MIN_RETRY_AFTER_MS);
       this.rate.blockedUntil = Math.max(this.rate.blockedUntil, at + throttleMs);
     }
     throw classifyApiError(code, res.status, this.redact(message), throttleMs);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { errorKind, retryAfterMs } from '../../core/errors.ts';
 import { HcloudClient, HcloudRoutes } from './index.ts';
-import { callOpts, NET, NODES, paths, rejectsWithKind, route, setup, until } from './test-helpers.ts';
+import { callOpts, NET, NODES, paths, rejectsWithKind, route, setup, until } from './testing/helpers.ts';
 
 describe('HcloudRoutes: errors', () => {
   it('429 → ThrottledError with retryAfterMs, then fails fast without requests (R6)', async (t) => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Node } from '../../core/types.ts';
 import { HcloudRoutes } from './index.ts';
-import { callOpts, lister, NET, node, paths, rejectsWithKind, route, setup } from './test-helpers.ts';
+import { callOpts, lister, NET, node, paths, rejectsWithKind, route, setup } from './testing/helpers.ts';
 
 describe('HcloudRoutes: list, create, delete', () => {
   it('lists every route, mapping gateways to nodes; unknown gateways are blackholes (R1)', async (t) => {

@@ -62,7 +62,9 @@ function calls(): { line: string; started: number; ended: number }[] {
 
 const nodes: NodeLister = {
   get: () => undefined,
-  list: () => [{ metadata: { name: 'n1' }, status: { addresses: [{ type: 'InternalIP', address: '172.30.1.2' }] } }],
+  list: () => [
+    { metadata: { name: 'n1' }, status: { addresses: [{ type: 'InternalIP', address: '172.30.1.2' }] } },
+  ],
 };
 
 function opts(signal: AbortSignal = new AbortController().signal): CallOptions {
@@ -107,10 +109,12 @@ describe('linux provider through execFile of a fake ip', () => {
       routes.map((r) => [r.destinationCIDR, r.targetNode, r.blackhole]),
       [['10.244.1.0/24', 'n1', false]],
     );
-    assert.deepEqual(calls().map((c) => c.line).sort(), [
-      '-n rtr -4 -json route show table 7 proto 200',
-      '-n rtr -6 -json route show table 7 proto 200',
-    ]);
+    assert.deepEqual(
+      calls()
+        .map((c) => c.line)
+        .sort(),
+      ['-n rtr -4 -json route show table 7 proto 200', '-n rtr -6 -json route show table 7 proto 200'],
+    );
   });
 
   it('creates with replace and deletes a missing route successfully', async () => {
@@ -127,7 +131,10 @@ describe('linux provider through execFile of a fake ip', () => {
     setRules([{ match: 'replace', stderr: 'RTNETLINK answers: Operation not permitted\n', code: 2 }]);
     await assert.rejects((await provider()).createRoute('k', 'uid', ROUTE, opts()), (e: unknown) => {
       assert.equal(errorKind(e), 'permanent');
-      assert.match((e as Error).message, /Operation not permitted; run the controller as root or with CAP_NET_ADMIN/);
+      assert.match(
+        (e as Error).message,
+        /Operation not permitted; run the controller as root or with CAP_NET_ADMIN/,
+      );
       return true;
     });
   });

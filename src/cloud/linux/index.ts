@@ -12,7 +12,10 @@ export type { IpRunner } from './exec.ts';
 export const LINUX_PROVIDER_NAME = 'linux';
 
 /** Builds the provider from the --cloud-config text (YAML or JSON); throws LinuxConfigError. */
-export const linuxProviderFactory: CloudProviderFactory = (config: string, nodes: NodeLister): CloudProvider => {
+export const linuxProviderFactory: CloudProviderFactory = (
+  config: string,
+  nodes: NodeLister,
+): CloudProvider => {
   const routes = new LinuxRoutes(parseLinuxConfig(config), nodes);
   return { name: LINUX_PROVIDER_NAME, routes: () => routes };
 };

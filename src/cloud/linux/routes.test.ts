@@ -186,8 +186,14 @@ describe('LinuxRoutes.createRoute', () => {
       return true;
     });
     const ext: [string, string][] = [['ExternalIP', '203.0.113.9']];
-    await assert.rejects(r.createRoute('k', 'uid', route('10.244.9.0/24', 'n9', ext), opts()), /IPv4 InternalIP/);
-    await assert.rejects(r.createRoute('k', 'uid', route('10.244.8.0/24', 'gone'), opts()), /not in the node cache/);
+    await assert.rejects(
+      r.createRoute('k', 'uid', route('10.244.9.0/24', 'n9', ext), opts()),
+      /IPv4 InternalIP/,
+    );
+    await assert.rejects(
+      r.createRoute('k', 'uid', route('10.244.8.0/24', 'gone'), opts()),
+      /not in the node cache/,
+    );
     await assert.rejects(r.createRoute('k', 'uid', route('10.244.8.0', 'n1'), opts()), /not a valid CIDR/);
     assert.deepEqual(calls, []);
   });
@@ -219,7 +225,8 @@ describe('LinuxRoutes.createRoute', () => {
     const { run } = fakeRunner([[/replace/, fail('Error: Nexthop has invalid gateway.\n')]]);
     await assert.rejects(
       new LinuxRoutes(cfg, NODES, run).createRoute('k', 'uid', route('10.244.1.0/24', 'n1'), opts()),
-      (e: unknown) => errorKind(e) === 'permanent' && /Nexthop has invalid gateway/.test((e as Error).message),
+      (e: unknown) =>
+        errorKind(e) === 'permanent' && /Nexthop has invalid gateway/.test((e as Error).message),
     );
     const busy = fakeRunner([[/replace/, fail('RTNETLINK answers: Device or resource busy\n')]]);
     await assert.rejects(

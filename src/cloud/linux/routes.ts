@@ -63,7 +63,11 @@ export class LinuxRoutes implements Routes {
     try {
       await this.#run(replaceArgs(this.#config, family, dst, gateway), opts.signal);
     } catch (err) {
-      throw this.#mapError(err, opts.signal, `create route ${dst} via ${gateway} for node ${route.targetNode}`);
+      throw this.#mapError(
+        err,
+        opts.signal,
+        `create route ${dst} via ${gateway} for node ${route.targetNode}`,
+      );
     }
   }
 
@@ -108,7 +112,11 @@ export class LinuxRoutes implements Routes {
       this.#list(family, signal, { exact: dst }),
     ]);
     if (all.length <= ours.length) return;
-    const foreign = all.map(describe).filter((d) => !ours.map(describe).includes(d));
+    const mine = new Set(ours.map((r) => describe({ ...r, protocol: undefined })));
+    const foreign = all
+      .filter((r) => !mine.has(describe({ ...r, protocol: undefined })))
+      // ip omits the protocol when it is boot, the default of `ip route add`.
+      .map((r) => describe({ ...r, protocol: r.protocol ?? 'boot' }));
     throw new PermanentError(
       `table ${this.#config.table} already has a route for ${dst} that this controller does not own ` +
         `(protocol other than ${this.#config.protocol}: ${foreign.join('; ') || 'unknown'}); ` +

@@ -2,11 +2,11 @@
 // and a few servers, and nodes that map to them by providerID.
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import { HcloudFake } from '../../../test/support/hcloud-fake.ts';
-import type { HcloudFakeOptions } from '../../../test/support/hcloud-fake.ts';
-import { errorKind } from '../../core/errors.ts';
-import type { CallOptions, Node, NodeLister, Route } from '../../core/types.ts';
-import { HcloudClient, HcloudRoutes } from './index.ts';
+import { HcloudFake } from '../../../../test/support/hcloud-fake.ts';
+import type { HcloudFakeOptions } from '../../../../test/support/hcloud-fake.ts';
+import { errorKind } from '../../../core/errors.ts';
+import type { CallOptions, Node, NodeLister, Route } from '../../../core/types.ts';
+import { HcloudClient, HcloudRoutes } from '../index.ts';
 
 export const NET = 7;
 
