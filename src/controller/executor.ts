@@ -88,10 +88,16 @@ class Run {
           return { ...last, status: 'canceled' };
         }
       }
-      const gated = this.gate();
-      if (gated) return attempt === 1 ? { ...NOT_RUN, status: gated } : { ...last, status: gated };
-      const r = await slot(once);
-      this.note(r.ok ? { outcome: 'success', retryAfterMs: undefined } : r);
+      // The gate is checked once a slot is held: a throttle seen while waiting stops this call too.
+      // The outcome is noted before the slot is released, so the next waiter sees the throttle.
+      const r = await slot(async () => {
+        const gated = this.gate();
+        if (gated) return gated;
+        const res = await once();
+        this.note(res.ok ? { outcome: 'success', retryAfterMs: undefined } : res);
+        return res;
+      });
+      if (typeof r === 'string') return attempt === 1 ? { ...NOT_RUN, status: r } : { ...last, status: r };
       last = this.toOp(r, attempt);
       if (r.ok || r.outcome !== 'conflict') return last;
     }
