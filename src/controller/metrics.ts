@@ -117,14 +117,15 @@ export class RouteControllerMetrics {
       labelNames: ['name'],
       registers,
     });
-    const self = this;
+    // prom-client calls collect() with the gauge as `this`; the probe lives on this object.
+    const probe = (): number => this.probe?.runningSeconds() ?? 0;
     this.unfinishedWork = new Gauge({
       name: 'workqueue_unfinished_work_seconds',
       help: 'How many seconds of work has been done that is in progress.',
       labelNames: ['name'],
       registers,
       collect() {
-        this.set({ name: QUEUE }, self.probe?.runningSeconds() ?? 0);
+        this.set({ name: QUEUE }, probe());
       },
     });
     this.longestRunning = new Gauge({
@@ -133,7 +134,7 @@ export class RouteControllerMetrics {
       labelNames: ['name'],
       registers,
       collect() {
-        this.set({ name: QUEUE }, self.probe?.runningSeconds() ?? 0);
+        this.set({ name: QUEUE }, probe());
       },
     });
     this.informerRestarts = new Counter({
