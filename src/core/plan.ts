@@ -68,8 +68,26 @@ export function addressesEqual(node: readonly NodeAddress[], route: readonly Nod
   return node.every((a) => route.some((b) => a.type === b.type && a.address === b.address));
 }
 
-function parseDest(route: Route): Cidr | CidrParseError {
-  return parseCIDRCached(route.destinationCIDR);
+// Responsibility per destination text, per cluster-CIDR list: reconciles see
+// the same destinations again and again (see parseCIDRCached).
+const managedMemo = new WeakMap<readonly Cidr[], Map<string, boolean>>();
+
+function isManaged(clusterCIDRs: readonly Cidr[], text: string, dest: Cidr): boolean {
+  let m = managedMemo.get(clusterCIDRs);
+  if (!m) managedMemo.set(clusterCIDRs, (m = new Map()));
+  let v = m.get(text);
+  if (v === undefined) {
+    if (m.size > 200_000) m.clear();
+    v = isResponsibleForRoute(clusterCIDRs, dest);
+    m.set(text, v);
+  }
+  return v;
+}
+
+interface ParsedRoute {
+  readonly route: Route;
+  readonly dest: Cidr | undefined;
+  readonly managed: boolean;
 }
 
 export function planReconcile(
@@ -78,17 +96,17 @@ export function planReconcile(
   clusterCIDRs: readonly Cidr[],
 ): ReconcilePlan {
   const unparsableRoutes: ReconcilePlan['unparsableRoutes'] = [];
-  const parsed = routes.map((route) => {
-    const dest = parseDest(route);
+  const parsed: ParsedRoute[] = routes.map((route) => {
+    const dest = parseCIDRCached(route.destinationCIDR);
     if (dest instanceof CidrParseError) {
       unparsableRoutes.push({ route, error: dest.message });
       return { route, dest: undefined, managed: false };
     }
-    return { route, dest, managed: isResponsibleForRoute(clusterCIDRs, dest) };
+    return { route, dest, managed: isManaged(clusterCIDRs, route.destinationCIDR, dest) };
   });
 
   // R15: group by target node, list order kept.
-  const byNode = new Map<string, typeof parsed>();
+  const byNode = new Map<string, ParsedRoute[]>();
   for (const p of parsed) {
     if (p.route.targetNode === '') continue;
     let g = byNode.get(p.route.targetNode);
@@ -98,7 +116,9 @@ export function planReconcile(
 
   // R16/R17: per node, de-duplicated pod CIDRs; malformed ones are kept as invalid.
   const nodePlans: NodePlan[] = [];
-  const claims = new Map<string, NodePlan[]>();
+  const planByName = new Map<string, NodePlan>();
+  // Most CIDRs have one claimant: keep the node itself, an array only when contested.
+  const claims = new Map<string, NodePlan | NodePlan[]>();
   for (const node of nodes) {
     const name = nodeName(node);
     const podCIDRs = node.spec?.podCIDRs ?? [];
@@ -129,18 +149,20 @@ export function planReconcile(
         canonical: c.canonical,
         family: c.family,
         action: 'add',
-        outsideClusterCIDRs: !isResponsibleForRoute(clusterCIDRs, c),
+        outsideClusterCIDRs: !isManaged(clusterCIDRs, text, c),
       });
-      let cl = claims.get(c.canonical);
-      if (!cl) claims.set(c.canonical, (cl = []));
-      cl.push(plan);
+      const cl = claims.get(c.canonical);
+      if (cl === undefined) claims.set(c.canonical, plan);
+      else if (Array.isArray(cl)) cl.push(plan);
+      else claims.set(c.canonical, [cl, plan]);
     }
     nodePlans.push(plan);
+    planByName.set(name, plan);
   }
 
   // R21: one owner per contested CIDR.
   for (const [canonical, claimants] of claims) {
-    if (claimants.length < 2) continue;
+    if (!Array.isArray(claimants)) continue;
     const targeted = claimants.filter((np) =>
       (byNode.get(np.name) ?? []).some((p) => !p.route.blackhole && p.dest?.canonical === canonical),
     );
@@ -163,9 +185,13 @@ export function planReconcile(
     const addrs = np.node.status?.addresses ?? [];
     for (const pc of np.podCIDRs) {
       if (pc.action !== 'add') continue;
-      const match = group.find(
-        (p) => !(p.managed && p.route.blackhole) && p.dest?.canonical === pc.canonical,
-      );
+      let match: ParsedRoute | undefined;
+      for (const p of group) {
+        if (!(p.managed && p.route.blackhole) && p.dest?.canonical === pc.canonical) {
+          match = p;
+          break;
+        }
+      }
       if (!match) continue;
       pc.action =
         !match.route.enableNodeAddresses || addressesEqual(addrs, match.route.targetNodeAddresses)
@@ -175,20 +201,16 @@ export function planReconcile(
   }
 
   // R22: delete managed routes that are blackholes or not wanted as they are.
-  const actionOf = new Map<string, Map<string, PodCIDRAction>>();
-  for (const np of nodePlans) {
-    const m = new Map<string, PodCIDRAction>();
-    for (const pc of np.podCIDRs) if (pc.canonical) m.set(pc.canonical, pc.action);
-    actionOf.set(np.name, m);
-  }
   const deletes: PlannedDelete[] = [];
   for (const p of parsed) {
     if (!p.managed || !p.dest) continue;
     const canonical = p.dest.canonical;
-    const action = p.route.targetNode === '' ? undefined : actionOf.get(p.route.targetNode)?.get(canonical);
+    const np = p.route.targetNode === '' ? undefined : planByName.get(p.route.targetNode);
+    let action: PodCIDRAction | undefined;
+    if (np) for (const pc of np.podCIDRs) if (pc.canonical === canonical) action = pc.action;
     let reason: DeleteReason | undefined;
     if (p.route.blackhole) reason = 'blackhole';
-    else if (action === undefined) reason = actionOf.has(p.route.targetNode) ? 'stale' : 'no_node';
+    else if (action === undefined) reason = np ? 'stale' : 'no_node';
     else if (action === 'update' || action === 'blocked') reason = action;
     if (reason) deletes.push({ route: p.route, canonical, reason });
   }
