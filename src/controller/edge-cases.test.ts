@@ -19,7 +19,7 @@ describe('edge cases (SPEC §8)', () => {
     assert.equal(h.conditions()['n'], 'False/RouteCreated');
   });
 
-  it('E5: a provider without IPv6 throws PermanentError → Event, NoRouteCreated; the other family's route is still created', async () => {
+  it('E5: a provider without IPv6 throws PermanentError → Event, NoRouteCreated; the other family still gets its route', async () => {
     const h = harness({
       clusterCIDRs: ['10.120.0.0/16', 'a00::/8'],
       nodes: [{ name: 'n', podCIDRs: ['10.120.0.0/24', 'a00:100::/24'] }],
