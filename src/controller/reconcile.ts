@@ -219,7 +219,7 @@ export async function reconcile(
 
   const mutated = created + deleted;
   const outcome: Outcome =
-    !listed.ok || failed > 0 || deferred > 0 || cond.failed > 0 ? 'error' : mutated > 0 ? 'changed' : 'noop';
+    failed > 0 || deferred > 0 || cond.failed > 0 ? 'error' : mutated > 0 ? 'changed' : 'noop';
   return finish(outcome, { created, deleted, failed, deferred, conditions: cond.written }, plan, exec);
 }
 
