@@ -1,0 +1,480 @@
+// Daemon flags (SPEC §7.1) and their validation (R60). Pure: no I/O, so every
+// message of the R60 table is unit-tested; checks that need files or the
+// provider registry live in preflight.ts.
+import { hasHostBits, parseCIDR, type Cidr } from '../core/cidr.ts';
+import { parseDuration } from '../core/duration.ts';
+import { parseBindAddress, type BindAddress } from '../server/bind-address.ts';
+
+export { parseBindAddress, type BindAddress };
+
+export type FlagKind = 'string' | 'bool' | 'duration' | 'int' | 'float' | 'gates';
+
+export interface FlagSpec {
+  readonly name: string;
+  readonly kind: FlagKind;
+  readonly default: string;
+  readonly help: string;
+  readonly shorthand?: string;
+  /** Shown in --help instead of the kind. */
+  readonly valueName?: string;
+}
+
+export const WATCH_GATE = 'CloudControllerManagerWatchBasedRoutesReconciliation';
+/** Known gates and whether each is Alpha (enabled by AllAlpha unless set explicitly). */
+const GATES: Record<string, { alpha: boolean; default: boolean }> = {
+  [WATCH_GATE]: { alpha: true, default: false },
+  AllAlpha: { alpha: false, default: false },
+  AllBeta: { alpha: false, default: false },
+};
+
+export const FLAGS: readonly FlagSpec[] = [
+  {
+    name: 'cloud-provider',
+    kind: 'string',
+    default: '',
+    help: 'The provider for cloud services (required): a registered name (aws, hcloud, linux, memory) or an importable module.',
+  },
+  {
+    name: 'cloud-config',
+    kind: 'string',
+    default: '',
+    valueName: 'path',
+    help: 'The path to the cloud provider configuration file; its content is passed to the provider.',
+  },
+  {
+    name: 'cluster-name',
+    kind: 'string',
+    default: 'kubernetes',
+    help: 'The instance prefix for the cluster; passed to every provider call to scope its routes.',
+  },
+  {
+    name: 'cluster-cidr',
+    kind: 'string',
+    default: '',
+    valueName: 'cidrs',
+    help: 'CIDR range(s) of pods in the cluster, comma-separated, at most one per IP family.',
+  },
+  {
+    name: 'configure-cloud-routes',
+    kind: 'bool',
+    default: 'true',
+    help: 'Should CIDRs allocated by allocate-node-cidrs be configured on the cloud provider. false: stay idle (health and metrics only).',
+  },
+  {
+    name: 'route-reconciliation-period',
+    kind: 'duration',
+    default: '10s',
+    help: 'The period for reconciling routes created for Nodes by the cloud provider (periodic mode only).',
+  },
+  {
+    name: 'min-resync-period',
+    kind: 'duration',
+    default: '12h',
+    help: 'The resync period of the node informer is random between min-resync-period and 2*min-resync-period (watch mode).',
+  },
+  {
+    name: 'feature-gates',
+    kind: 'gates',
+    default: '',
+    valueName: 'mapStringBool',
+    help: `A set of key=value pairs for features: ${WATCH_GATE}=true|false (ALPHA - default=false), AllAlpha=true|false (ALPHA - default=false), AllBeta=true|false (BETA - default=false).`,
+  },
+  {
+    name: 'kubeconfig',
+    kind: 'string',
+    default: '',
+    valueName: 'path',
+    help: 'Path to a kubeconfig file; neither this nor KUBECONFIG nor --master: in-cluster configuration.',
+  },
+  {
+    name: 'master',
+    kind: 'string',
+    default: '',
+    valueName: 'url',
+    help: 'The address of the Kubernetes API server (overrides any value in kubeconfig).',
+  },
+  {
+    name: 'kube-api-qps',
+    kind: 'float',
+    default: '20',
+    help: 'QPS to use while talking with the Kubernetes apiserver (watches are exempt).',
+  },
+  {
+    name: 'kube-api-burst',
+    kind: 'int',
+    default: '30',
+    help: 'Burst to use while talking with the Kubernetes apiserver.',
+  },
+  {
+    name: 'leader-elect',
+    kind: 'bool',
+    default: 'true',
+    help: 'Start a leader election client and gain leadership before reconciling. Ignored with --dry-run.',
+  },
+  {
+    name: 'leader-elect-lease-duration',
+    kind: 'duration',
+    default: '15s',
+    help: 'The duration that non-leader candidates will wait after observing a leadership renewal until attempting to acquire leadership.',
+  },
+  {
+    name: 'leader-elect-renew-deadline',
+    kind: 'duration',
+    default: '10s',
+    help: 'The interval between attempts by the acting master to renew a leadership slot before it stops leading. Must be less than the lease duration.',
+  },
+  {
+    name: 'leader-elect-retry-period',
+    kind: 'duration',
+    default: '2s',
+    help: 'The duration the clients should wait between attempting acquisition and renewal of a leadership.',
+  },
+  {
+    name: 'leader-elect-resource-lock',
+    kind: 'string',
+    default: 'leases',
+    help: 'The type of resource object that is used for locking during leader election. Only "leases" is supported.',
+  },
+  {
+    name: 'leader-elect-resource-name',
+    kind: 'string',
+    default: 'cloud-route-controller',
+    help: 'The name of resource object that is used for locking during leader election.',
+  },
+  {
+    name: 'leader-elect-resource-namespace',
+    kind: 'string',
+    default: 'kube-system',
+    help: 'The namespace of resource object that is used for locking during leader election.',
+  },
+  {
+    name: 'route-resync-period',
+    kind: 'duration',
+    default: '1h',
+    help: 'Watch mode: safety resync of routes after each successful reconcile, jittered ±10%; 0 disables, else at least 10s.',
+  },
+  {
+    name: 'dry-run',
+    kind: 'bool',
+    default: 'false',
+    help: 'List routes and log the plan, but change nothing (no route, node, Event or Lease writes); disables leader election.',
+  },
+  {
+    name: 'metrics-bind-address',
+    kind: 'string',
+    default: ':10270',
+    valueName: 'host:port',
+    help: 'Address for /metrics; ":port" means all interfaces, 0 disables.',
+  },
+  {
+    name: 'health-probe-bind-address',
+    kind: 'string',
+    default: ':10271',
+    valueName: 'host:port',
+    help: 'Address for /healthz, /livez and /readyz; ":port" means all interfaces, 0 disables.',
+  },
+  {
+    name: 'log-format',
+    kind: 'string',
+    default: 'text',
+    help: 'Log format: text (klog-style lines) or json (one object per line).',
+  },
+  {
+    name: 'v',
+    kind: 'int',
+    default: '0',
+    shorthand: 'v',
+    valueName: 'Level',
+    help: 'Number for the log level verbosity (klog-style).',
+  },
+];
+
+const BY_NAME = new Map(FLAGS.map((f) => [f.name, f]));
+
+export interface DaemonFlags {
+  readonly cloudProvider: string;
+  readonly cloudConfig: string;
+  readonly clusterName: string;
+  /** Canonical cluster CIDRs (host bits cleared). */
+  readonly clusterCIDRs: readonly string[];
+  readonly configureCloudRoutes: boolean;
+  readonly routeReconciliationPeriodMs: number;
+  readonly minResyncPeriodMs: number;
+  readonly featureGates: Readonly<Record<string, boolean>>;
+  readonly watchBasedReconciliation: boolean;
+  readonly kubeconfig: string;
+  readonly master: string;
+  readonly kubeApiQps: number;
+  readonly kubeApiBurst: number;
+  readonly leaderElect: boolean;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  readonly resourceLock: string;
+  readonly resourceName: string;
+  readonly resourceNamespace: string;
+  readonly routeResyncPeriodMs: number;
+  readonly dryRun: boolean;
+  readonly metricsBindAddress: BindAddress;
+  readonly healthProbeBindAddress: BindAddress;
+  readonly logFormat: 'text' | 'json';
+  readonly verbosity: number;
+  /** Flags given on the command line (R: Info log for an ignored --route-reconciliation-period). */
+  readonly explicit: ReadonlySet<string>;
+}
+
+export interface ParseResult {
+  readonly flags: DaemonFlags;
+  readonly errors: readonly string[];
+  readonly warnings: readonly string[];
+  readonly help: boolean;
+}
+
+/** Go's strconv.ParseBool. */
+export function parseGoBool(v: string): boolean {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(v)) return false;
+  throw new Error(`strconv.ParseBool: parsing "${v}": invalid syntax`);
+}
+
+/** Splits argv into raw values per flag (last wins; gates accumulate). */
+function scan(argv: readonly string[], errors: string[]): { raw: Map<string, string[]>; help: boolean } {
+  const raw = new Map<string, string[]>();
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      for (const rest of argv.slice(i + 1)) errors.push(`unexpected argument "${rest}"`);
+      break;
+    }
+    let name: string;
+    let value: string | undefined;
+    if (arg.startsWith('--')) {
+      const eq = arg.indexOf('=');
+      name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
+      value = eq < 0 ? undefined : arg.slice(eq + 1);
+    } else if (arg.startsWith('-') && arg.length > 1) {
+      // pflag shorthands: -v 4, -v=4, -v4, -h.
+      const short = arg[1]!;
+      const spec = FLAGS.find((f) => f.shorthand === short);
+      if (short === 'h' && arg.length === 2) {
+        help = true;
+        continue;
+      }
+      if (!spec) {
+        errors.push(`unknown shorthand flag: '${short}' in ${arg}`);
+        continue;
+      }
+      name = spec.name;
+      const rest = arg.slice(2);
+      value = rest === '' ? undefined : rest.startsWith('=') ? rest.slice(1) : rest;
+    } else {
+      errors.push(`unexpected argument "${arg}"`);
+      continue;
+    }
+    if (name === 'help') {
+      help = true;
+      continue;
+    }
+    const spec = BY_NAME.get(name);
+    if (!spec) {
+      errors.push(`unknown flag: --${name}`);
+      continue;
+    }
+    if (value === undefined) {
+      if (spec.kind === 'bool') value = 'true';
+      else if (i + 1 < argv.length) value = argv[++i]!;
+      else {
+        errors.push(`flag needs an argument: --${name}`);
+        continue;
+      }
+    }
+    const list = raw.get(name) ?? [];
+    list.push(value);
+    raw.set(name, list);
+  }
+  return { raw, help };
+}
+
+/** Component-base feature gate parsing: `Key=bool,…`. */
+export function parseFeatureGates(
+  values: readonly string[],
+  errors: string[],
+): { gates: Record<string, boolean>; watch: boolean } {
+  const gates: Record<string, boolean> = {};
+  for (const value of values) {
+    for (const part of value.split(',')) {
+      const s = part.trim();
+      if (s === '') continue;
+      const eq = s.indexOf('=');
+      const k = (eq < 0 ? s : s.slice(0, eq)).trim();
+      if (!(k in GATES)) {
+        errors.push(`unrecognized feature gate: ${k}`);
+        continue;
+      }
+      if (eq < 0) {
+        errors.push(`missing bool value for ${k}`);
+        continue;
+      }
+      const v = s.slice(eq + 1).trim();
+      try {
+        gates[k] = parseGoBool(v);
+      } catch (err) {
+        errors.push(`invalid value of ${k}=${v}, err: ${(err as Error).message}`);
+      }
+    }
+  }
+  const allAlpha = gates['AllAlpha'] ?? false;
+  const watch = gates[WATCH_GATE] ?? (allAlpha || GATES[WATCH_GATE]!.default);
+  return { gates, watch };
+}
+
+/** Upstream order (processCIDRs, then the dual-stack and count checks); host bits are cleared. */
+export function parseClusterCIDRs(value: string, errors: string[], warnings: string[]): string[] {
+  if (value.trim() === '') return [];
+  const parsed: Cidr[] = [];
+  for (const part of value.split(',').map((s) => s.trim())) {
+    try {
+      parsed.push(parseCIDR(part));
+      if (hasHostBits(part)) {
+        warnings.push(`--cluster-cidr ${part} has host bits set; using ${parseCIDR(part).canonical}`);
+      }
+    } catch (err) {
+      errors.push(
+        `invalid --cluster-cidr: failed to parse cidr value:"${part}" with error:${(err as Error).message}`,
+      );
+      return [];
+    }
+  }
+  const dualStack = parsed.some((c) => c.family === 4) && parsed.some((c) => c.family === 6);
+  if (parsed.length > 1 && !dualStack) {
+    errors.push(
+      `invalid --cluster-cidr: len of ClusterCIDRs==${parsed.length} and they are not configured as dual stack (at least one from each IPFamily)`,
+    );
+    return [];
+  }
+  if (parsed.length > 2) {
+    errors.push(
+      `invalid --cluster-cidr: length of clusterCIDRs is:${parsed.length} more than max allowed of 2`,
+    );
+    return [];
+  }
+  return parsed.map((c) => c.canonical);
+}
+
+function convert<T>(raw: Map<string, string[]>, name: string, errors: string[], fn: (v: string) => T): T {
+  const spec = BY_NAME.get(name)!;
+  const v = raw.get(name)?.at(-1) ?? spec.default;
+  try {
+    return fn(v);
+  } catch (err) {
+    errors.push(`invalid --${name} "${v}": ${(err as Error).message}`);
+    return fn(spec.default);
+  }
+}
+
+function parseInteger(v: string): number {
+  if (!/^[+-]?\d+$/.test(v.trim())) throw new Error(`strconv.ParseInt: parsing "${v}": invalid syntax`);
+  return Number.parseInt(v, 10);
+}
+
+function parseFloatStrict(v: string): number {
+  const n = Number(v.trim());
+  if (v.trim() === '' || !Number.isFinite(n))
+    throw new Error(`strconv.ParseFloat: parsing "${v}": invalid syntax`);
+  return n;
+}
+
+/** Parses and validates daemon flags; every problem is reported, none thrown. */
+export function parseFlags(argv: readonly string[]): ParseResult {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const { raw, help } = scan(argv, errors);
+  const str = (n: string): string => convert(raw, n, errors, (v) => v);
+  const bool = (n: string): boolean => convert(raw, n, errors, parseGoBool);
+  const dur = (n: string): number => convert(raw, n, errors, parseDuration);
+  const bind = (n: string): BindAddress => convert(raw, n, errors, parseBindAddress);
+
+  const cloudProvider = str('cloud-provider').trim();
+  const configureCloudRoutes = bool('configure-cloud-routes');
+  const clusterCIDRText = str('cluster-cidr');
+  const routeReconciliationPeriodMs = dur('route-reconciliation-period');
+  const minResyncPeriodMs = dur('min-resync-period');
+  const routeResyncPeriodMs = dur('route-resync-period');
+  const leaderElect = bool('leader-elect');
+  const leaseDurationMs = dur('leader-elect-lease-duration');
+  const renewDeadlineMs = dur('leader-elect-renew-deadline');
+  const retryPeriodMs = dur('leader-elect-retry-period');
+  const resourceLock = str('leader-elect-resource-lock');
+  const kubeApiQps = convert(raw, 'kube-api-qps', errors, parseFloatStrict);
+  const kubeApiBurst = convert(raw, 'kube-api-burst', errors, parseInteger);
+  const logFormat = str('log-format');
+  const verbosity = convert(raw, 'v', errors, (v) => {
+    const n = parseInteger(v);
+    if (n < 0) throw new Error('must be a non-negative integer');
+    return n;
+  });
+  const { gates, watch } = parseFeatureGates(raw.get('feature-gates') ?? [], errors);
+
+  if (cloudProvider === '') errors.push('--cloud-provider must be set');
+  let clusterCIDRs: string[] = [];
+  if (clusterCIDRText.trim() === '') {
+    if (configureCloudRoutes) errors.push('--cluster-cidr must be set when --configure-cloud-routes is true');
+  } else {
+    clusterCIDRs = parseClusterCIDRs(clusterCIDRText, errors, warnings);
+  }
+  if (!(routeReconciliationPeriodMs > 0)) errors.push('--route-reconciliation-period must be greater than 0');
+  if (!(minResyncPeriodMs > 0)) errors.push('--min-resync-period must be greater than 0');
+  if (routeResyncPeriodMs !== 0 && !(routeResyncPeriodMs >= 10_000)) {
+    errors.push('--route-resync-period must be 0 or at least 10s');
+  }
+  if (leaderElect) {
+    // component-base ValidateLeaderElectionConfiguration + client-go NewLeaderElector.
+    if (!(leaseDurationMs > 0)) errors.push('leaseDuration must be greater than zero');
+    if (!(renewDeadlineMs > 0)) errors.push('renewDeadline must be greater than zero');
+    if (!(retryPeriodMs > 0)) errors.push('retryPeriod must be greater than zero');
+    if (!(leaseDurationMs > renewDeadlineMs)) errors.push('leaseDuration must be greater than renewDeadline');
+    if (!(renewDeadlineMs > retryPeriodMs * 1.2))
+      errors.push('renewDeadline must be greater than retryPeriod*1.2');
+    if (resourceLock !== 'leases') errors.push('--leader-elect-resource-lock must be "leases"');
+    if (str('leader-elect-resource-name').trim() === '')
+      errors.push('--leader-elect-resource-name must be set');
+    if (str('leader-elect-resource-namespace').trim() === '') {
+      errors.push('--leader-elect-resource-namespace must be set');
+    }
+  }
+  if (!(kubeApiQps > 0)) errors.push('--kube-api-qps must be greater than 0');
+  if (!(kubeApiBurst > 0)) errors.push('--kube-api-burst must be greater than 0');
+  if (logFormat !== 'text' && logFormat !== 'json') errors.push('--log-format must be one of: text, json');
+
+  const flags: DaemonFlags = {
+    cloudProvider,
+    cloudConfig: str('cloud-config'),
+    clusterName: str('cluster-name'),
+    clusterCIDRs,
+    configureCloudRoutes,
+    routeReconciliationPeriodMs,
+    minResyncPeriodMs,
+    featureGates: gates,
+    watchBasedReconciliation: watch,
+    kubeconfig: str('kubeconfig'),
+    master: str('master'),
+    kubeApiQps,
+    kubeApiBurst,
+    leaderElect,
+    leaseDurationMs,
+    renewDeadlineMs,
+    retryPeriodMs,
+    resourceLock,
+    resourceName: str('leader-elect-resource-name'),
+    resourceNamespace: str('leader-elect-resource-namespace'),
+    routeResyncPeriodMs,
+    dryRun: bool('dry-run'),
+    metricsBindAddress: bind('metrics-bind-address'),
+    healthProbeBindAddress: bind('health-probe-bind-address'),
+    logFormat: logFormat === 'json' ? 'json' : 'text',
+    verbosity,
+    explicit: new Set(raw.keys()),
+  };
+  return { flags, errors, warnings, help };
+}

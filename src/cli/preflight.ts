@@ -1,0 +1,83 @@
+// Start-up checks that need files or the provider registry (R60 "provider"
+// and "other" rows). Dependencies are injected so the messages are unit-tested.
+import type { CloudProvider, CloudProviderFactory, NodeLister, Routes } from '../core/types.ts';
+import type { DaemonFlags } from './flags.ts';
+
+export interface PreflightDeps {
+  readFile(path: string): Promise<string>;
+  resolveProvider(name: string): Promise<CloudProviderFactory>;
+}
+
+export interface PreflightResult {
+  readonly provider: CloudProvider | undefined;
+  /** undefined when the provider has no route support or could not be built. */
+  readonly routes: Routes | undefined;
+  readonly errors: readonly string[];
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Reads --kubeconfig and --cloud-config, resolves and builds the provider. The
+ * `nodes` lister may be bound later: factories only keep it for reconcile time.
+ */
+export async function preflight(
+  flags: DaemonFlags,
+  nodes: NodeLister,
+  deps: PreflightDeps,
+): Promise<PreflightResult> {
+  const errors: string[] = [];
+  if (flags.kubeconfig !== '') {
+    try {
+      await deps.readFile(flags.kubeconfig);
+    } catch (err) {
+      errors.push(`invalid --kubeconfig "${flags.kubeconfig}": ${messageOf(err)}`);
+    }
+  }
+  let configText: string | undefined = '';
+  if (flags.cloudConfig !== '') {
+    try {
+      configText = await deps.readFile(flags.cloudConfig);
+    } catch (err) {
+      configText = undefined;
+      errors.push(`couldn't open cloud provider configuration ${flags.cloudConfig}: ${messageOf(err)}`);
+    }
+  }
+  if (flags.cloudProvider === '') return { provider: undefined, routes: undefined, errors };
+  let factory: CloudProviderFactory;
+  try {
+    factory = await deps.resolveProvider(flags.cloudProvider);
+  } catch (err) {
+    errors.push(messageOf(err));
+    return { provider: undefined, routes: undefined, errors };
+  }
+  if (configText === undefined) return { provider: undefined, routes: undefined, errors };
+  let provider: CloudProvider;
+  try {
+    provider = await factory(configText, nodes);
+  } catch (err) {
+    errors.push(`cloud provider could not be initialized: ${messageOf(err)}`);
+    return { provider: undefined, routes: undefined, errors };
+  }
+  const routes = provider.routes();
+  if (routes === undefined && flags.configureCloudRoutes) {
+    errors.push('--configure-cloud-routes is set, but cloud provider does not support routes');
+  }
+  return { provider, routes, errors };
+}
+
+/** A NodeLister whose target is set once the node cache exists. */
+export class LateNodeLister implements NodeLister {
+  private target: NodeLister | undefined;
+  bind(target: NodeLister): void {
+    this.target = target;
+  }
+  get(name: string): ReturnType<NodeLister['get']> {
+    return this.target?.get(name);
+  }
+  list(): ReturnType<NodeLister['list']> {
+    return this.target?.list() ?? [];
+  }
+}

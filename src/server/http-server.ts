@@ -1,0 +1,104 @@
+// The daemon's two HTTP listeners (SPEC §7.1): /metrics on
+// --metrics-bind-address and the probes on --health-probe-bind-address.
+// Explicit start/stop; stop also drops keep-alive connections (scrapers).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+import type { BindAddress } from './bind-address.ts';
+import type { Logger } from '../core/ports.ts';
+import { probeBody, type Health } from './health.ts';
+
+export type Handler = (url: URL) => Promise<{ status: number; body: string; contentType?: string }>;
+
+export class ServerStartError extends Error {
+  override readonly name = 'ServerStartError';
+}
+
+export class HttpEndpoint {
+  readonly label: string;
+  private readonly bind: BindAddress;
+  private readonly handler: Handler;
+  private readonly logger: Logger;
+  private server: http.Server | undefined;
+
+  constructor(label: string, bind: BindAddress, handler: Handler, logger: Logger) {
+    this.label = label;
+    this.bind = bind;
+    this.handler = handler;
+    this.logger = logger;
+  }
+
+  /** Listens; resolves with the bound address, or undefined when disabled (`0`). */
+  async start(): Promise<AddressInfo | undefined> {
+    if (this.bind === 'disabled' || this.server) return this.address();
+    const { host, port } = this.bind;
+    const server = http.createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' }).end('method not allowed\n');
+        return;
+      }
+      this.handler(url).then(
+        (r) => {
+          res.writeHead(r.status, { 'content-type': r.contentType ?? 'text/plain; charset=utf-8' });
+          res.end(req.method === 'HEAD' ? undefined : r.body);
+        },
+        (err: unknown) => {
+          this.logger.error(`${this.label} handler failed`, { path: url.pathname, err });
+          res.writeHead(500, { 'content-type': 'text/plain' }).end('internal error\n');
+        },
+      );
+    });
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: Error): void => {
+        reject(new ServerStartError(`${this.label}: cannot listen on ${host ?? ''}:${port}: ${err.message}`));
+      };
+      server.once('error', onError);
+      server.listen({ host, port }, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    });
+    this.server = server;
+    const addr = this.address();
+    this.logger.info(`Serving ${this.label}`, { address: addr ? `${addr.address}:${addr.port}` : '' });
+    return addr;
+  }
+
+  address(): AddressInfo | undefined {
+    const a = this.server?.address();
+    return a !== null && typeof a === 'object' ? a : undefined;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    await closed;
+  }
+}
+
+export function metricsHandler(registry: Registry): Handler {
+  return async (url) => {
+    if (url.pathname !== '/metrics') return { status: 404, body: '404 page not found\n' };
+    return { status: 200, body: await registry.metrics(), contentType: registry.contentType };
+  };
+}
+
+export function healthHandler(health: Health): Handler {
+  return async (url) => {
+    const verbose = url.searchParams.has('verbose');
+    switch (url.pathname) {
+      case '/readyz':
+        return probeBody('readyz', health.readyz(), verbose);
+      case '/healthz':
+        return probeBody('healthz', health.livez(), verbose);
+      case '/livez':
+        return probeBody('livez', health.livez(), verbose);
+      default:
+        return { status: 404, body: '404 page not found\n' };
+    }
+  };
+}
