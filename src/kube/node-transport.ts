@@ -1,0 +1,84 @@
+// The two apiserver calls behind the node informer, as an interface so the
+// informer's state machine can be unit-tested against a scripted fake.
+import type { KubeClient } from './kube-client.ts';
+
+export interface NodeListPage {
+  /** Raw node objects (the informer strips them before retaining anything). */
+  readonly items: readonly unknown[];
+  readonly resourceVersion: string;
+  /** Set when more pages follow. */
+  readonly continue: string | undefined;
+}
+
+export interface RawWatchEvent {
+  /** ADDED, MODIFIED, DELETED, BOOKMARK or ERROR. */
+  readonly type: string;
+  readonly object: unknown;
+}
+
+export interface NodeListWatch {
+  /** One LIST page; `limit` 0 lists everything at once. Rejects with a statusCode-carrying error. */
+  list(params: { limit: number; continue?: string }, signal: AbortSignal): Promise<NodeListPage>;
+  /**
+   * Streams a WATCH from `resourceVersion`. Resolves when the server ends the
+   * response (timeoutSeconds elapsed), rejects on an error status, a broken
+   * connection or an abort. `onEvent` may be called until it settles.
+   */
+  watch(
+    params: { resourceVersion: string; timeoutSeconds: number },
+    signal: AbortSignal,
+    onEvent: (event: RawWatchEvent) => void,
+  ): Promise<void>;
+}
+
+function field(o: unknown, key: string): unknown {
+  return typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[key] : undefined;
+}
+
+/** LIST/WATCH of `/api/v1/nodes` through a KubeClient (lists rate-limited, watches exempt). */
+export function kubeNodeListWatch(client: KubeClient): NodeListWatch {
+  return {
+    async list(params, signal) {
+      const q = new URLSearchParams();
+      if (params.limit > 0) q.set('limit', String(params.limit));
+      if (params.continue !== undefined) q.set('continue', params.continue);
+      const qs = q.toString();
+      const body = await client.requestJson(`/api/v1/nodes${qs === '' ? '' : `?${qs}`}`, { signal });
+      const items = field(body, 'items');
+      const md = field(body, 'metadata');
+      const rv = field(md, 'resourceVersion');
+      const cont = field(md, 'continue');
+      if (!Array.isArray(items) || typeof rv !== 'string') {
+        throw new Error('malformed NodeList: missing items or metadata.resourceVersion');
+      }
+      return {
+        items,
+        resourceVersion: rv,
+        continue: typeof cont === 'string' && cont !== '' ? cont : undefined,
+      };
+    },
+    watch(params, signal, onEvent) {
+      const q = new URLSearchParams({
+        watch: 'true',
+        resourceVersion: params.resourceVersion,
+        allowWatchBookmarks: 'true',
+        timeoutSeconds: String(params.timeoutSeconds),
+      });
+      return client.watch(`/api/v1/nodes?${q.toString()}`, signal, (line) => {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(line);
+        } catch {
+          // Surfaced as an ERROR event so the informer restarts the watch instead of skipping data.
+          onEvent({
+            type: 'ERROR',
+            object: { kind: 'Status', code: 0, message: `unparsable watch event: ${line.slice(0, 120)}` },
+          });
+          return;
+        }
+        const type = field(parsed, 'type');
+        onEvent({ type: typeof type === 'string' ? type : '', object: field(parsed, 'object') });
+      });
+    },
+  };
+}
