@@ -26,6 +26,8 @@ export interface LeaderElectorOptions {
 
 export type RenewResult = 'stopped' | 'lost';
 
+const NEVER = new AbortController().signal;
+
 /** client-go's identity: `<hostname>_<uuid>`. */
 export function defaultIdentity(): string {
   return `${hostname()}_${randomUUID()}`;
@@ -87,7 +89,10 @@ export class LeaderElector {
     const { clock, retryPeriodMs, renewDeadlineMs } = this.o;
     while (!stop.aborted) {
       const deadline = clock.now() + renewDeadlineMs;
-      const cycle = deadlineSignal(clock, renewDeadlineMs, stop);
+      // Requests end only at the deadline, not at `stop`: an update cut off
+      // mid-flight would leave a stale resourceVersion for the release.
+      const cycle = deadlineSignal(clock, renewDeadlineMs, NEVER);
+      const interruptible = AbortSignal.any([cycle.signal, stop]);
       let renewed = false;
       try {
         for (;;) {
@@ -97,7 +102,7 @@ export class LeaderElector {
           }
           if (stop.aborted || clock.now() >= deadline) break;
           try {
-            await sleep(clock, Math.min(retryPeriodMs, deadline - clock.now()), cycle.signal);
+            await sleep(clock, Math.min(retryPeriodMs, deadline - clock.now()), interruptible);
           } catch {
             // the deadline or stop: decided below
           }

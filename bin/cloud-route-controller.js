@@ -1,0 +1,22 @@
+#!/usr/bin/env node
+// The `cloud-route-controller` executable. Plain JavaScript so that it runs
+// under any Node; the program itself is TypeScript, which Node >= 22.19 runs
+// by stripping types. An installed package (under node_modules, where Node
+// refuses to strip types) runs the compiled dist/ instead.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 19)) {
+  process.stderr.write(
+    `error: cloud-route-controller needs Node.js >= 22.19 (this is ${process.version}).\n` +
+      'In a checkout, run it with the pinned Node: npx cloud-route-controller ... or npx node bin/cloud-route-controller.js ...\n',
+  );
+  process.exit(1);
+}
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const compiled = new URL('../dist/cli/main.js', import.meta.url);
+const useDist = here.includes('/node_modules/') && existsSync(fileURLToPath(compiled));
+const { main } = await import(useDist ? compiled.href : '../src/cli/main.ts');
+process.exit(await main(process.argv.slice(2)));
