@@ -23,7 +23,7 @@ import type { KubeClient } from './kube-client.ts';
 import { STRATEGIC_MERGE_PATCH } from './node-status-writer.ts';
 
 export interface KubeEventRecorderOptions {
-  readonly client: KubeClient;
+  readonly client: Pick<KubeClient, 'requestJson'>;
   readonly logger?: Logger;
   readonly clock?: Clock;
   readonly random?: () => number;
@@ -46,7 +46,7 @@ type Obj = Record<string, unknown>;
 
 export class KubeEventRecorder implements EventRecorder {
   readonly correlator: EventCorrelator;
-  private readonly client: KubeClient;
+  private readonly client: Pick<KubeClient, 'requestJson'>;
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly random: () => number;

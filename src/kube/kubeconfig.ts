@@ -74,7 +74,8 @@ export function loadKubeConfig(opts: LoadKubeConfigOptions = {}): k8s.KubeConfig
       }
       // --master alone: an unauthenticated client (e.g. a local insecure proxy).
       kc.loadFromClusterAndUser(
-        { name: 'master', server: opts.master, skipTLSVerify: false },
+        // client-node refuses plain http unless TLS verification is marked off.
+        { name: 'master', server: opts.master, skipTLSVerify: opts.master.startsWith('http:') },
         { name: 'anonymous' },
       );
       return kc;

@@ -33,9 +33,9 @@ export function conditionPatch(condition: NodeCondition): { status: { conditions
  * KubeRequestError and count as other errors.
  */
 export class KubeNodeStatusWriter implements NodeStatusWriter {
-  private readonly client: KubeClient;
+  private readonly client: Pick<KubeClient, 'request'>;
 
-  constructor(client: KubeClient) {
+  constructor(client: Pick<KubeClient, 'request'>) {
     this.client = client;
   }
 

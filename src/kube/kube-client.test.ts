@@ -1,0 +1,268 @@
+// KubeClient and kubeconfig loading against a local plain-HTTP server.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import * as k8s from '@kubernetes/client-node';
+import { VirtualClock } from '../core/clock.ts';
+import { KubeApiError, KubeClient, KubeRequestError, apiErrorFrom, parseRetryAfter } from './kube-client.ts';
+import { KubeConfigError, loadKubeConfig } from './kubeconfig.ts';
+import { RequestRateLimiter } from './rate-limiter.ts';
+
+function httpConfig(server: string): k8s.KubeConfig {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromClusterAndUser({ name: 'c', server, skipTLSVerify: true }, { name: 'u', token: 'secret-token' });
+  return kc;
+}
+
+describe('KubeClient over HTTP', () => {
+  let server: http.Server;
+  let base = '';
+  const seen: { method: string; url: string; headers: http.IncomingHttpHeaders; body: string }[] = [];
+
+  before(async () => {
+    server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+        const url = req.url ?? '';
+        if (url.startsWith('/ok')) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{"kind":"Node","metadata":{"name":"a"}}');
+        } else if (url.startsWith('/throttled')) {
+          res.writeHead(429, { 'retry-after': '3' });
+          res.end(
+            JSON.stringify({ kind: 'Status', code: 429, reason: 'TooManyRequests', message: 'slow down' }),
+          );
+        } else if (url.startsWith('/watch-ok')) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.write('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"BOOK');
+          setTimeout(() => res.end('MARK","object":{"metadata":{"resourceVersion":"9"}}}\n'), 20);
+        } else if (url.startsWith('/watch-forbidden')) {
+          res.writeHead(403);
+          res.end(
+            JSON.stringify({ kind: 'Status', code: 403, reason: 'Forbidden', message: 'nodes is forbidden' }),
+          );
+        } else if (url.startsWith('/watch-broken')) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.write('{"type":"ADDED","object":{}}\n');
+          setTimeout(() => res.socket?.destroy(), 20);
+        } else if (url.startsWith('/watch-hang')) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.write('\n');
+        } else {
+          res.writeHead(404);
+          res.end('not json');
+        }
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const addr = server.address() as { port: number };
+    base = `http://127.0.0.1:${addr.port}`;
+  });
+
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  test('requests carry the bearer token and JSON bodies; errors map to KubeApiError', async () => {
+    const c = new KubeClient(httpConfig(base));
+    try {
+      assert.deepEqual(await c.requestJson('/ok'), { kind: 'Node', metadata: { name: 'a' } });
+      await c.request('/ok/patch', {
+        method: 'PATCH',
+        body: { a: 1 },
+        contentType: 'application/strategic-merge-patch+json',
+      });
+      const p = seen.at(-1)!;
+      assert.equal(p.headers.authorization, 'Bearer secret-token');
+      assert.equal(p.headers['content-type'], 'application/strategic-merge-patch+json');
+      assert.equal(p.body, '{"a":1}');
+      await assert.rejects(c.request('/throttled'), (e: unknown) => {
+        assert.ok(e instanceof KubeApiError);
+        assert.equal(e.statusCode, 429);
+        assert.equal(e.reason, 'TooManyRequests');
+        assert.equal(e.retryAfterMs, 3000);
+        assert.equal(e.message, 'slow down');
+        return true;
+      });
+      await assert.rejects(
+        c.request('/missing'),
+        (e: unknown) => e instanceof KubeApiError && e.statusCode === 404,
+      );
+    } finally {
+      c.close();
+    }
+  });
+
+  test('watch streams lines across chunks and resolves on a clean end', async () => {
+    const c = new KubeClient(httpConfig(base));
+    const lines: unknown[] = [];
+    await c.watch('/watch-ok', new AbortController().signal, (l) => lines.push(JSON.parse(l)));
+    assert.deepEqual(lines, [
+      { type: 'ADDED', object: { metadata: { name: 'a' } } },
+      { type: 'BOOKMARK', object: { metadata: { resourceVersion: '9' } } },
+    ]);
+    c.close();
+  });
+
+  test('watch: error status, broken connection and abort are told apart', async () => {
+    const c = new KubeClient(httpConfig(base));
+    await assert.rejects(
+      c.watch('/watch-forbidden', new AbortController().signal, () => {}),
+      (e: unknown) => {
+        return e instanceof KubeApiError && e.statusCode === 403 && e.reason === 'Forbidden';
+      },
+    );
+    await assert.rejects(
+      c.watch('/watch-broken', new AbortController().signal, () => {}),
+      KubeRequestError,
+    );
+    const ac = new AbortController();
+    const hanging = c.watch('/watch-hang', ac.signal, () => {});
+    setTimeout(() => ac.abort(), 30);
+    await assert.rejects(hanging, (e: unknown) => e instanceof Error && e.name === 'AbortError');
+    await assert.rejects(
+      c.watch('/watch-hang', AbortSignal.abort(), () => {}),
+      (e: unknown) => e instanceof Error && e.name === 'AbortError',
+    );
+    c.close();
+  });
+
+  test('a refused connection is a KubeRequestError without a status', async () => {
+    const c = new KubeClient(httpConfig('http://127.0.0.1:1'));
+    await assert.rejects(
+      c.request('/x'),
+      (e: unknown) => e instanceof KubeRequestError && !('statusCode' in e),
+    );
+  });
+});
+
+describe('rate limiter and error parsing', () => {
+  test('qps/burst: a burst passes at once, then one request per 1/qps', async () => {
+    const clock = new VirtualClock();
+    const l = new RequestRateLimiter(clock, 2, 3);
+    const done: number[] = [];
+    for (let i = 0; i < 6; i++) void l.wait().then(() => done.push(clock.now()));
+    await clock.advance(0);
+    assert.equal(done.length, 3);
+    await clock.advance(500);
+    assert.equal(done.length, 4);
+    await clock.advance(1000);
+    assert.equal(done.length, 6);
+  });
+
+  test('an aborted wait gives its token back', async () => {
+    const clock = new VirtualClock();
+    const l = new RequestRateLimiter(clock, 1, 1);
+    await l.wait();
+    const ac = new AbortController();
+    const p = l.wait(ac.signal);
+    ac.abort();
+    await assert.rejects(p, (e: unknown) => e instanceof Error && e.name === 'AbortError');
+    await clock.advance(1000);
+    assert.equal(l.bucket.available(), 1);
+  });
+
+  test('Retry-After: seconds or HTTP date; Status details as fallback', () => {
+    assert.equal(parseRetryAfter('2'), 2000);
+    assert.equal(parseRetryAfter(new Date(10_000).toUTCString(), 4000), 6000);
+    assert.equal(parseRetryAfter('soon'), undefined);
+    const e = apiErrorFrom(500, {}, JSON.stringify({ message: 'x', details: { retryAfterSeconds: 4 } }));
+    assert.equal(e.retryAfterMs, 4000);
+    assert.equal(
+      apiErrorFrom(502, {}, '<html>bad gateway</html>').message,
+      'HTTP 502 Bad Gateway: <html>bad gateway</html>',
+    );
+  });
+});
+
+describe('loadKubeConfig', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kubeconfig-test-'));
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, server: string): string => {
+    const p = path.join(dir, name);
+    fs.writeFileSync(
+      p,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name, cluster: { server } }],
+        users: [{ name, user: { token: 't' } }],
+        contexts: [{ name, context: { cluster: name, user: name } }],
+        'current-context': name,
+      }),
+    );
+    return p;
+  };
+
+  test('--kubeconfig wins over KUBECONFIG; --master overrides the server', () => {
+    const a = file('a', 'https://a.example:6443');
+    const b = file('b', 'https://b.example:6443');
+    assert.equal(
+      loadKubeConfig({ kubeconfig: a, env: { KUBECONFIG: b } }).getCurrentCluster()?.server,
+      'https://a.example:6443',
+    );
+    assert.equal(
+      loadKubeConfig({ env: { KUBECONFIG: `${b}${path.delimiter}${a}` } }).getCurrentCluster()?.server,
+      'https://b.example:6443',
+    );
+    const kc = loadKubeConfig({ kubeconfig: a, master: 'https://override:443', env: {} });
+    assert.equal(kc.getCurrentCluster()?.server, 'https://override:443');
+    assert.equal(kc.getCurrentUser()?.token, 't');
+  });
+
+  test('an unreadable or invalid kubeconfig names the path', () => {
+    const missing = path.join(dir, 'nope.yaml');
+    assert.throws(
+      () => loadKubeConfig({ kubeconfig: missing, env: {} }),
+      (e: unknown) => {
+        return (
+          e instanceof KubeConfigError && e.message.includes(missing) && e.message.includes('--kubeconfig')
+        );
+      },
+    );
+    assert.throws(
+      () => loadKubeConfig({ env: { KUBECONFIG: missing } }),
+      (e: unknown) => {
+        return (
+          e instanceof KubeConfigError && e.message.includes(missing) && e.message.includes('KUBECONFIG')
+        );
+      },
+    );
+    const bad = path.join(dir, 'bad.yaml');
+    fs.writeFileSync(bad, 'clusters: [ {');
+    assert.throws(
+      () => loadKubeConfig({ kubeconfig: bad, env: {} }),
+      (e: unknown) => {
+        return e instanceof KubeConfigError && e.message.includes(bad);
+      },
+    );
+  });
+
+  test('in-cluster from the service account directory; nothing at all is a clear error', () => {
+    const sa = path.join(dir, 'sa');
+    fs.mkdirSync(sa, { recursive: true });
+    fs.writeFileSync(path.join(sa, 'token'), 'tok');
+    fs.writeFileSync(path.join(sa, 'ca.crt'), 'ca');
+    const kc = loadKubeConfig({
+      env: { KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' },
+      serviceAccountDir: sa,
+    });
+    assert.equal(kc.getCurrentCluster()?.server, 'https://[fd00::1]:443');
+    assert.throws(
+      () => loadKubeConfig({ env: {}, serviceAccountDir: path.join(dir, 'none') }),
+      /no kubeconfig/,
+    );
+    const m = loadKubeConfig({
+      env: {},
+      master: 'http://127.0.0.1:8080',
+      serviceAccountDir: path.join(dir, 'none'),
+    });
+    assert.equal(m.getCurrentCluster()?.server, 'http://127.0.0.1:8080');
+  });
+});
