@@ -63,6 +63,38 @@ describe('cloud-route-controller executable', () => {
     assert.equal(v.code, 0);
     assert.match(v.stdout, /^cloud-route-controller v\d+\.\d+\.\d+/);
   });
+  test(
+    '--configure-cloud-routes=false idles with probes and metrics; SIGTERM exits 0',
+    { timeout: 30_000 },
+    async () => {
+      const idle = memoryCloud();
+      const d = Daemon.start(
+        [
+          '--cloud-provider=memory',
+          '--configure-cloud-routes=false',
+          '--metrics-bind-address=127.0.0.1:0',
+          '--health-probe-bind-address=127.0.0.1:0',
+          '--log-format=json',
+        ],
+        path.join(idle.dir, 'idle.log'),
+      );
+      try {
+        const metricsPort = await d.port('metrics');
+        const healthPort = await d.port('health probes');
+        await d.waitForLog(
+          'Will not configure cloud provider routes, --configure-cloud-routes: false',
+          10_000,
+        );
+        assert.deepEqual(await httpGet(healthPort, '/readyz'), { status: 200, body: 'ok' });
+        assert.match((await httpGet(metricsPort, '/metrics')).body, /process_cpu_user_seconds_total/);
+        d.signal('SIGTERM');
+        assert.deepEqual(await d.waitExit(10_000), { code: 0, signal: null });
+      } finally {
+        await d.kill();
+        fs.rmSync(idle.dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 const enabled = testenvBinaries() !== undefined;
@@ -267,4 +299,84 @@ describe('daemon against a real apiserver', { timeout: 180_000 }, () => {
       }
     },
   );
+
+  test(
+    'R63: SIGTERM during a slow reconcile waits 20 s, aborts its calls, writes nothing, exits 0',
+    { timeout: 60_000 },
+    async (t) => {
+      if (!guard(t)) return;
+      await admin.createNode('node-slow', ['10.244.9.0/24'], internalIP('10.0.0.9'));
+      const slow = memoryCloud('60s');
+      const d = Daemon.start(
+        ['run', ...baseArgs(slow), '--leader-elect=false'],
+        path.join(slow.dir, 'slow.log'),
+      );
+      daemons.push(d);
+      try {
+        const healthPort = await d.port('health probes');
+        await waitFor(
+          'ready',
+          20_000,
+          async () => (await httpGet(healthPort, '/readyz')).status === 200,
+          100,
+        );
+        await d.waitForLog('Starting route controller', 10_000);
+        await new Promise((r) => setTimeout(r, 500)); // the first list call is in flight
+        const termAt = Date.now();
+        d.signal('SIGTERM');
+        await waitFor(
+          'not ready while shutting down',
+          5_000,
+          async () => (await httpGet(healthPort, '/readyz').catch(() => ({ status: 0 }))).status !== 200,
+          50,
+        );
+        const exit = await d.waitExit(40_000);
+        const took = Date.now() - termAt;
+        t.diagnostic(`SIGTERM during a 60 s cloud call → exit ${exit.code} after ${took} ms`);
+        assert.deepEqual(exit, { code: 0, signal: null });
+        assert.ok(took >= 19_500 && took < 27_000, `exit ${took} ms after SIGTERM`);
+        assert.ok(
+          d
+            .logs()
+            .some((r) => r.msg === 'Reconcile still running after the grace period, aborting its calls'),
+        );
+        const made = calls(slow);
+        assert.deepEqual(
+          made.map((c) => [c.op, c.outcome]),
+          [['list', 'AbortError']],
+        );
+        assert.deepEqual(routes(slow), []);
+        assert.equal(await admin.condition('node-slow'), undefined, 'no condition written');
+      } catch (err) {
+        console.log(d.tail(40));
+        throw err;
+      } finally {
+        fs.rmSync(slow.dir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  test('R63: a second signal exits 1 at once', { timeout: 40_000 }, async (t) => {
+    if (!guard(t)) return;
+    const slow = memoryCloud('60s');
+    const d = Daemon.start(
+      ['run', ...baseArgs(slow), '--leader-elect=false'],
+      path.join(slow.dir, 'twice.log'),
+    );
+    daemons.push(d);
+    try {
+      await d.waitForLog('Starting route controller', 20_000);
+      await new Promise((r) => setTimeout(r, 500));
+      d.signal('SIGTERM');
+      await d.waitForLog('Received SIGTERM, shutting down', 5_000);
+      const second = Date.now();
+      d.signal('SIGINT');
+      const exit = await d.waitExit(5_000);
+      assert.deepEqual(exit, { code: 1, signal: null });
+      assert.ok(Date.now() - second < 2_000);
+      assert.deepEqual(routes(slow), []);
+    } finally {
+      fs.rmSync(slow.dir, { recursive: true, force: true });
+    }
+  });
 });
