@@ -4,190 +4,10 @@
 import { hasHostBits, parseCIDR, type Cidr } from '../core/cidr.ts';
 import { parseDuration } from '../core/duration.ts';
 import { parseBindAddress, type BindAddress } from '../server/bind-address.ts';
+import { FLAGS, GATES, WATCH_GATE } from './flag-table.ts';
 
 export { parseBindAddress, type BindAddress };
-
-export type FlagKind = 'string' | 'bool' | 'duration' | 'int' | 'float' | 'gates';
-
-export interface FlagSpec {
-  readonly name: string;
-  readonly kind: FlagKind;
-  readonly default: string;
-  readonly help: string;
-  readonly shorthand?: string;
-  /** Shown in --help instead of the kind. */
-  readonly valueName?: string;
-}
-
-export const WATCH_GATE = 'CloudControllerManagerWatchBasedRoutesReconciliation';
-/** Known gates and whether each is Alpha (enabled by AllAlpha unless set explicitly). */
-const GATES: Record<string, { alpha: boolean; default: boolean }> = {
-  [WATCH_GATE]: { alpha: true, default: false },
-  AllAlpha: { alpha: false, default: false },
-  AllBeta: { alpha: false, default: false },
-};
-
-export const FLAGS: readonly FlagSpec[] = [
-  {
-    name: 'cloud-provider',
-    kind: 'string',
-    default: '',
-    help: 'The provider for cloud services (required): a registered name (aws, hcloud, linux, memory) or an importable module.',
-  },
-  {
-    name: 'cloud-config',
-    kind: 'string',
-    default: '',
-    valueName: 'path',
-    help: 'The path to the cloud provider configuration file; its content is passed to the provider.',
-  },
-  {
-    name: 'cluster-name',
-    kind: 'string',
-    default: 'kubernetes',
-    help: 'The instance prefix for the cluster; passed to every provider call to scope its routes.',
-  },
-  {
-    name: 'cluster-cidr',
-    kind: 'string',
-    default: '',
-    valueName: 'cidrs',
-    help: 'CIDR range(s) of pods in the cluster, comma-separated, at most one per IP family.',
-  },
-  {
-    name: 'configure-cloud-routes',
-    kind: 'bool',
-    default: 'true',
-    help: 'Should CIDRs allocated by allocate-node-cidrs be configured on the cloud provider. false: stay idle (health and metrics only).',
-  },
-  {
-    name: 'route-reconciliation-period',
-    kind: 'duration',
-    default: '10s',
-    help: 'The period for reconciling routes created for Nodes by the cloud provider (periodic mode only).',
-  },
-  {
-    name: 'min-resync-period',
-    kind: 'duration',
-    default: '12h',
-    help: 'The resync period of the node informer is random between min-resync-period and 2*min-resync-period (watch mode).',
-  },
-  {
-    name: 'feature-gates',
-    kind: 'gates',
-    default: '',
-    valueName: 'mapStringBool',
-    help: `A set of key=value pairs for features: ${WATCH_GATE}=true|false (ALPHA - default=false), AllAlpha=true|false (ALPHA - default=false), AllBeta=true|false (BETA - default=false).`,
-  },
-  {
-    name: 'kubeconfig',
-    kind: 'string',
-    default: '',
-    valueName: 'path',
-    help: 'Path to a kubeconfig file; neither this nor KUBECONFIG nor --master: in-cluster configuration.',
-  },
-  {
-    name: 'master',
-    kind: 'string',
-    default: '',
-    valueName: 'url',
-    help: 'The address of the Kubernetes API server (overrides any value in kubeconfig).',
-  },
-  {
-    name: 'kube-api-qps',
-    kind: 'float',
-    default: '20',
-    help: 'QPS to use while talking with the Kubernetes apiserver (watches are exempt).',
-  },
-  {
-    name: 'kube-api-burst',
-    kind: 'int',
-    default: '30',
-    help: 'Burst to use while talking with the Kubernetes apiserver.',
-  },
-  {
-    name: 'leader-elect',
-    kind: 'bool',
-    default: 'true',
-    help: 'Start a leader election client and gain leadership before reconciling. Ignored with --dry-run.',
-  },
-  {
-    name: 'leader-elect-lease-duration',
-    kind: 'duration',
-    default: '15s',
-    help: 'The duration that non-leader candidates will wait after observing a leadership renewal until attempting to acquire leadership.',
-  },
-  {
-    name: 'leader-elect-renew-deadline',
-    kind: 'duration',
-    default: '10s',
-    help: 'The interval between attempts by the acting master to renew a leadership slot before it stops leading. Must be less than the lease duration.',
-  },
-  {
-    name: 'leader-elect-retry-period',
-    kind: 'duration',
-    default: '2s',
-    help: 'The duration the clients should wait between attempting acquisition and renewal of a leadership.',
-  },
-  {
-    name: 'leader-elect-resource-lock',
-    kind: 'string',
-    default: 'leases',
-    help: 'The type of resource object that is used for locking during leader election. Only "leases" is supported.',
-  },
-  {
-    name: 'leader-elect-resource-name',
-    kind: 'string',
-    default: 'cloud-route-controller',
-    help: 'The name of resource object that is used for locking during leader election.',
-  },
-  {
-    name: 'leader-elect-resource-namespace',
-    kind: 'string',
-    default: 'kube-system',
-    help: 'The namespace of resource object that is used for locking during leader election.',
-  },
-  {
-    name: 'route-resync-period',
-    kind: 'duration',
-    default: '1h',
-    help: 'Watch mode: safety resync of routes after each successful reconcile, jittered ±10%; 0 disables, else at least 10s.',
-  },
-  {
-    name: 'dry-run',
-    kind: 'bool',
-    default: 'false',
-    help: 'List routes and log the plan, but change nothing (no route, node, Event or Lease writes); disables leader election.',
-  },
-  {
-    name: 'metrics-bind-address',
-    kind: 'string',
-    default: ':10270',
-    valueName: 'host:port',
-    help: 'Address for /metrics; ":port" means all interfaces, 0 disables.',
-  },
-  {
-    name: 'health-probe-bind-address',
-    kind: 'string',
-    default: ':10271',
-    valueName: 'host:port',
-    help: 'Address for /healthz, /livez and /readyz; ":port" means all interfaces, 0 disables.',
-  },
-  {
-    name: 'log-format',
-    kind: 'string',
-    default: 'text',
-    help: 'Log format: text (klog-style lines) or json (one object per line).',
-  },
-  {
-    name: 'v',
-    kind: 'int',
-    default: '0',
-    shorthand: 'v',
-    valueName: 'Level',
-    help: 'Number for the log level verbosity (klog-style).',
-  },
-];
+export { FLAGS, WATCH_GATE, type FlagKind, type FlagSpec } from './flag-table.ts';
 
 const BY_NAME = new Map(FLAGS.map((f) => [f.name, f]));
 
@@ -324,8 +144,10 @@ export function parseFeatureGates(
       }
     }
   }
-  const allAlpha = gates['AllAlpha'] ?? false;
-  const watch = gates[WATCH_GATE] ?? (allAlpha || GATES[WATCH_GATE]!.default);
+  // AllAlpha/AllBeta set the default of every gate of that stage; an explicit value wins.
+  const spec = GATES[WATCH_GATE]!;
+  const stageAll = spec.alpha ? gates['AllAlpha'] : undefined;
+  const watch = gates[WATCH_GATE] ?? stageAll ?? spec.default;
   return { gates, watch };
 }
 
