@@ -7,8 +7,9 @@ import { VERSION } from './version.ts';
 type SimMain = (argv: string[]) => Promise<number>;
 
 async function simulate(argv: string[], io: CliIO): Promise<number> {
-  // Imported lazily: the simulator is large and not needed by the daemon.
-  const spec = '../sim/cli.ts';
+  // Imported lazily: the simulator is large and not needed by the daemon. The
+  // specifier is computed, so the compiled build (dist/, .js) finds its twin.
+  const spec = import.meta.url.endsWith('.ts') ? '../sim/cli.ts' : '../sim/cli.js';
   const mod = (await import(spec)) as { main?: unknown };
   if (typeof mod.main !== 'function') {
     printErrors(io, ['the simulator is not available in this build']);

@@ -43,7 +43,7 @@ interface Running {
 }
 
 /** Runs the controller until the stop, then drains it (R63); returns the exit code. */
-async function runController(r: Running, onLeaderLoss?: () => void): Promise<number> {
+async function runController(r: Running): Promise<number> {
   const { controller, shutdown, logger } = r;
   const running = controller.run(shutdown.stop.signal, shutdown.hardStop.signal);
   const first = await Promise.race([
@@ -58,7 +58,6 @@ async function runController(r: Running, onLeaderLoss?: () => void): Promise<num
       `Route controller stopped unexpectedly: ${first === 'ended' ? 'run returned' : errorMessage(first)}`,
     );
     shutdown.hardStop.abort();
-    onLeaderLoss?.();
     return 1;
   }
   const drained = await shutdown.drain(running);
