@@ -5,18 +5,13 @@ import type { ReconcileReport } from '../controller/reconcile.ts';
 import { conditionSatisfied, conditionTarget } from '../core/condition.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { ReconcilePlan } from '../core/plan.ts';
-import type { NodeStatusWriter } from '../core/ports.ts';
 import { NodeInformer } from '../kube/index.ts';
 import type { DaemonFlags } from './flags.ts';
 import { printErrors, type CliIO } from './io.ts';
-import { prepare } from './setup.ts';
+import { prepare, refuseWrites } from './setup.ts';
 
 /** How long `plan` waits for the initial node list. */
 const SYNC_TIMEOUT_MS = 120_000;
-
-const refuseWrites: NodeStatusWriter = {
-  patchNodeCondition: () => Promise.reject(new Error('plan never writes node status')),
-};
 
 /** The condition patches a dry run plans: as if every create succeeds (R53). */
 function plannedPatches(plan: ReconcilePlan): { node: string; status: string; reason: string }[] {

@@ -1,5 +1,6 @@
 // Start-up checks that need files or the provider registry (R60 "provider"
 // and "other" rows). Dependencies are injected so the messages are unit-tested.
+import { errorMessage } from '../core/errors.ts';
 import type { CloudProvider, CloudProviderFactory, NodeLister, Routes } from '../core/types.ts';
 import type { DaemonFlags } from './flags.ts';
 
@@ -13,10 +14,8 @@ export interface PreflightResult {
   /** undefined when the provider has no route support or could not be built. */
   readonly routes: Routes | undefined;
   readonly errors: readonly string[];
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  /** False when --kubeconfig names a file that cannot be read (already reported). */
+  readonly kubeconfigReadable: boolean;
 }
 
 /**
@@ -29,11 +28,13 @@ export async function preflight(
   deps: PreflightDeps,
 ): Promise<PreflightResult> {
   const errors: string[] = [];
+  let kubeconfigReadable = true;
   if (flags.kubeconfig !== '') {
     try {
       await deps.readFile(flags.kubeconfig);
     } catch (err) {
-      errors.push(`invalid --kubeconfig "${flags.kubeconfig}": ${messageOf(err)}`);
+      kubeconfigReadable = false;
+      errors.push(`invalid --kubeconfig "${flags.kubeconfig}": ${errorMessage(err)}`);
     }
   }
   let configText: string | undefined = '';
@@ -42,30 +43,31 @@ export async function preflight(
       configText = await deps.readFile(flags.cloudConfig);
     } catch (err) {
       configText = undefined;
-      errors.push(`couldn't open cloud provider configuration ${flags.cloudConfig}: ${messageOf(err)}`);
+      errors.push(`couldn't open cloud provider configuration ${flags.cloudConfig}: ${errorMessage(err)}`);
     }
   }
-  if (flags.cloudProvider === '') return { provider: undefined, routes: undefined, errors };
+  if (flags.cloudProvider === '')
+    return { provider: undefined, routes: undefined, errors, kubeconfigReadable };
   let factory: CloudProviderFactory;
   try {
     factory = await deps.resolveProvider(flags.cloudProvider);
   } catch (err) {
-    errors.push(messageOf(err));
-    return { provider: undefined, routes: undefined, errors };
+    errors.push(errorMessage(err));
+    return { provider: undefined, routes: undefined, errors, kubeconfigReadable };
   }
-  if (configText === undefined) return { provider: undefined, routes: undefined, errors };
+  if (configText === undefined) return { provider: undefined, routes: undefined, errors, kubeconfigReadable };
   let provider: CloudProvider;
   try {
     provider = await factory(configText, nodes);
   } catch (err) {
-    errors.push(`cloud provider could not be initialized: ${messageOf(err)}`);
-    return { provider: undefined, routes: undefined, errors };
+    errors.push(`cloud provider could not be initialized: ${errorMessage(err)}`);
+    return { provider: undefined, routes: undefined, errors, kubeconfigReadable };
   }
   const routes = provider.routes();
   if (routes === undefined && flags.configureCloudRoutes) {
     errors.push('--configure-cloud-routes is set, but cloud provider does not support routes');
   }
-  return { provider, routes, errors };
+  return { provider, routes, errors, kubeconfigReadable };
 }
 
 /** A NodeLister whose target is set once the node cache exists. */

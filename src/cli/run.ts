@@ -6,7 +6,6 @@ import { DEFAULTS } from '../controller/options.ts';
 import { RouteController } from '../controller/route-controller.ts';
 import { RealClock } from '../core/clock.ts';
 import { errorMessage } from '../core/errors.ts';
-import type { NodeStatusWriter } from '../core/ports.ts';
 import { KubeEventRecorder, KubeNodeStatusWriter, NodeInformer, type KubeClient } from '../kube/index.ts';
 import { defaultIdentity, LeaderElector } from '../leader/leader-elector.ts';
 import { KubeLeaseLock } from '../leader/lease-lock.ts';
@@ -15,14 +14,9 @@ import { Health } from '../server/health.ts';
 import { healthHandler, HttpEndpoint, metricsHandler } from '../server/http-server.ts';
 import type { DaemonFlags } from './flags.ts';
 import { printErrors, type CliIO } from './io.ts';
-import { prepare } from './setup.ts';
+import { prepare, refuseWrites } from './setup.ts';
 import { Shutdown } from './shutdown.ts';
 import { VERSION } from './version.ts';
-
-/** Dry-run never patches; reaching this is a bug (R53). */
-const refuseWrites: NodeStatusWriter = {
-  patchNodeCondition: () => Promise.reject(new Error('dry run: node status writes are disabled')),
-};
 
 function untilAborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

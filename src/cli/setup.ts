@@ -2,14 +2,21 @@
 // node cache, with every start-up problem reported at once (R60).
 import { registerBuiltinProviders } from '../cloud/builtin.ts';
 import { resolveCloudProvider } from '../cloud/registry.ts';
+import { errorMessage } from '../core/errors.ts';
+import type { NodeStatusWriter } from '../core/ports.ts';
 import type { CloudProvider, Routes } from '../core/types.ts';
-import { createKubeClient, type KubeClient } from '../kube/index.ts';
+import { createKubeClient, DEFAULT_BURST, DEFAULT_QPS, type KubeClient } from '../kube/index.ts';
 import { DaemonLogger } from '../log/logger.ts';
 import { parseFlags, type DaemonFlags } from './flags.ts';
 import { usage } from './help.ts';
 import { printErrors, type CliIO } from './io.ts';
 import { LateNodeLister, preflight } from './preflight.ts';
 import { VERSION } from './version.ts';
+
+/** Dry runs never patch node status (R53); reaching this is a bug. */
+export const refuseWrites: NodeStatusWriter = {
+  patchNodeCondition: () => Promise.reject(new Error('dry run: node status writes are disabled')),
+};
 
 export interface Setup {
   readonly flags: DaemonFlags;
@@ -20,10 +27,6 @@ export interface Setup {
   readonly kube: KubeClient | undefined;
   /** Bind the node cache here; the provider already holds it. */
   readonly lister: LateNodeLister;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** Returns the setup, or the exit code when there is nothing to run (help, errors). */
@@ -47,19 +50,19 @@ export async function prepare(
   });
   errors.push(...pre.errors);
   let kube: KubeClient | undefined;
-  const kubeconfigUnreadable = pre.errors.some((e) => e.startsWith('invalid --kubeconfig'));
-  if ((flags.configureCloudRoutes || command === 'plan') && !kubeconfigUnreadable) {
+  if ((flags.configureCloudRoutes || command === 'plan') && pre.kubeconfigReadable) {
     try {
       kube = createKubeClient({
         kubeconfig: flags.kubeconfig,
         master: flags.master,
         env: io.env,
-        qps: flags.kubeApiQps > 0 ? flags.kubeApiQps : 20,
-        burst: flags.kubeApiBurst > 0 ? flags.kubeApiBurst : 30,
+        // Invalid values are already reported; the client still needs valid ones.
+        qps: flags.kubeApiQps > 0 ? flags.kubeApiQps : DEFAULT_QPS,
+        burst: flags.kubeApiBurst > 0 ? flags.kubeApiBurst : DEFAULT_BURST,
         userAgent: `cloud-route-controller/${VERSION}`,
       });
     } catch (err) {
-      errors.push(messageOf(err));
+      errors.push(errorMessage(err));
     }
   }
   if (errors.length > 0) {
