@@ -2,7 +2,7 @@
 // cluster and cloud after the node cache synced; prints what `run` would do.
 import { RouteController } from '../controller/route-controller.ts';
 import type { ReconcileReport } from '../controller/reconcile.ts';
-import { conditionSatisfied, conditionTarget } from '../core/condition.ts';
+import { dryRunConditionPatches } from '../core/condition.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { ReconcilePlan } from '../core/plan.ts';
 import { NodeInformer } from '../kube/index.ts';
@@ -15,14 +15,7 @@ const SYNC_TIMEOUT_MS = 120_000;
 
 /** The condition patches a dry run plans: as if every create succeeds (R53). */
 function plannedPatches(plan: ReconcilePlan): { node: string; status: string; reason: string }[] {
-  const out: { node: string; status: string; reason: string }[] = [];
-  for (const np of plan.nodes) {
-    const created =
-      np.podCIDRs.length > 0 && np.podCIDRs.every((pc) => pc.action !== 'invalid' && pc.action !== 'blocked');
-    const target = conditionTarget(created);
-    if (!conditionSatisfied(np.node, target)) out.push({ node: np.name, ...target });
-  }
-  return out;
+  return dryRunConditionPatches(plan).map((p) => ({ node: p.node.name, ...p.target }));
 }
 
 function section(title: string, lines: readonly string[]): string {

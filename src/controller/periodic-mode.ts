@@ -37,9 +37,6 @@ export async function runPeriodic(
     while (!stop.aborted) {
       const start = clock.now();
       const report = await reconcileOnce('periodic', hardStop);
-      if (report.outcome === 'error' && report.failureKinds.has('list')) {
-        deps.logger.error("Couldn't reconcile node routes: error listing routes");
-      }
       if (report.throttleUntil !== undefined) throttleUntil = report.throttleUntil;
       // R37: next start = max(S + P, E); R38: ticks before a throttle deadline are skipped.
       let next = Math.max(start + period, clock.now());

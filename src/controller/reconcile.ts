@@ -4,14 +4,14 @@ import type { Clock } from '../core/clock.ts';
 import {
   conditionSatisfied,
   conditionTarget,
+  dryRunConditionPatches,
   networkCondition,
   routesCreated,
-  type ConditionTarget,
 } from '../core/condition.ts';
 import { formatDuration } from '../core/duration.ts';
 import { errorMessage, type ErrorKind } from '../core/errors.ts';
 import type { ConditionExpectations } from '../core/expectations.ts';
-import { planReconcile, type NodePlan, type ReconcilePlan } from '../core/plan.ts';
+import { planReconcile, type ReconcilePlan } from '../core/plan.ts';
 import type { EventRecorder, Logger, NodeStatusWriter } from '../core/ports.ts';
 import { Semaphore } from '../core/semaphore.ts';
 import type { NodeLister, Routes } from '../core/types.ts';
@@ -132,12 +132,7 @@ export async function reconcile(
   logNodeActions(plan, logger);
 
   if (deps.dryRun) {
-    const patches = plannedConditionPatches(
-      plan,
-      (np) =>
-        np.podCIDRs.length > 0 &&
-        np.podCIDRs.every((pc) => pc.action !== 'invalid' && pc.action !== 'blocked'),
-    );
+    const patches = dryRunConditionPatches(plan);
     logDryRunPlan(plan, patches, logger);
     return finish(
       'dry_run',
@@ -221,20 +216,6 @@ export async function reconcile(
   const outcome: Outcome =
     failed > 0 || deferred > 0 || cond.failed > 0 ? 'error' : mutated > 0 ? 'changed' : 'noop';
   return finish(outcome, { created, deleted, failed, deferred, conditions: cond.written }, plan, exec);
-}
-
-export interface PlannedPatch {
-  readonly node: NodePlan;
-  readonly target: ConditionTarget;
-}
-
-function plannedConditionPatches(plan: ReconcilePlan, created: (np: NodePlan) => boolean): PlannedPatch[] {
-  const out: PlannedPatch[] = [];
-  for (const np of plan.nodes) {
-    const target = conditionTarget(created(np));
-    if (!conditionSatisfied(np.node, target)) out.push({ node: np, target });
-  }
-  return out;
 }
 
 const CONDITION_WRITERS = 16;

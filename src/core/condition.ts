@@ -1,5 +1,5 @@
 // The NetworkUnavailable condition (SPEC §3.4, R28–R31).
-import type { NodePlan } from './plan.ts';
+import type { NodePlan, ReconcilePlan } from './plan.ts';
 import type { Node, NodeCondition } from './types.ts';
 
 export const NETWORK_UNAVAILABLE = 'NetworkUnavailable';
@@ -44,4 +44,21 @@ export function networkCondition(target: ConditionTarget, now: Date): NodeCondit
     lastTransitionTime: now,
     lastHeartbeatTime: now,
   };
+}
+
+export interface PlannedPatch {
+  readonly node: NodePlan;
+  readonly target: ConditionTarget;
+}
+
+/** R53: the condition patches a dry run plans, as if every create succeeds. */
+export function dryRunConditionPatches(plan: ReconcilePlan): PlannedPatch[] {
+  const out: PlannedPatch[] = [];
+  for (const np of plan.nodes) {
+    const created =
+      np.podCIDRs.length > 0 && np.podCIDRs.every((pc) => pc.action !== 'invalid' && pc.action !== 'blocked');
+    const target = conditionTarget(created);
+    if (!conditionSatisfied(np.node, target)) out.push({ node: np, target });
+  }
+  return out;
 }
