@@ -165,17 +165,18 @@ export class MemoryRoutes implements Routes {
     route: Readonly<Route>,
     opts: CallOptions,
   ): Promise<void> {
-    await this.enter('create', clusterName, opts, {
+    const rec = await this.enter('create', clusterName, opts, {
       destinationCIDR: route.destinationCIDR,
       targetNode: route.targetNode,
       nameHint,
     });
     const key = canonicalCIDR(route.destinationCIDR);
-    if (key === undefined) throw new RetryableError(`invalid destination ${route.destinationCIDR}`);
+    if (key === undefined)
+      throw failed(rec, new RetryableError(`invalid destination ${route.destinationCIDR}`));
     const existing = this.table.get(key);
     if (existing && existing.targetNode === route.targetNode && !existing.blackhole) return; // R2
     if (!existing && this.quota !== undefined && this.table.size >= this.quota) {
-      throw new QuotaExceededError(`route limit of ${this.quota} reached`);
+      throw failed(rec, new QuotaExceededError(`route limit of ${this.quota} reached`));
     }
     this.table.set(key, {
       // Unique per (node, CIDR): the hint alone collides under dual-stack (R2).
@@ -204,7 +205,7 @@ export class MemoryRoutes implements Routes {
     clusterName: string,
     opts: CallOptions,
     detail: Pick<CallRecord, 'destinationCIDR' | 'targetNode' | 'nameHint'>,
-  ): Promise<void> {
+  ): Promise<CallRecord> {
     const rec: CallRecord = {
       op,
       start: this.clock.now(),
@@ -239,6 +240,7 @@ export class MemoryRoutes implements Routes {
       this.inFlight--;
     }
     rec.end = this.clock.now();
+    return rec;
   }
 
   private takeFault(op: MemoryOperation): Error | 'hang' | undefined {
@@ -250,6 +252,13 @@ export class MemoryRoutes implements Routes {
     }
     return undefined;
   }
+}
+
+/** Marks a call that passed the API layer but failed its own checks. */
+function failed(rec: CallRecord, err: Error): Error {
+  rec.outcome = 'error';
+  rec.error = err.message;
+  return err;
 }
 
 function defaultError(op: MemoryOperation): Error {
