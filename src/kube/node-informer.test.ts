@@ -37,11 +37,13 @@ class FakeWatch {
       this.resolve = res;
       this.reject = rej;
     });
-    signal.addEventListener('abort', () => {
+    const onAbort = (): void => {
       const e = new Error('aborted');
       e.name = 'AbortError';
       this.reject(e);
-    });
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort);
   }
   send(type: string, object: unknown): void {
     this.onEvent({ type, object });
@@ -406,6 +408,17 @@ describe('NodeInformer', () => {
     );
     assert.equal(informer.running, false);
     assert.equal(informer.get('a')?.metadata?.resourceVersion, '1'); // the cache survives stop
+  });
+
+  test('stop right after the sync, before the watch opens, still ends the loop', async () => {
+    const { clock, lw, informer } = setup();
+    lw.replies.push(page([], '10'));
+    const stopped = informer.waitForSync(new AbortController().signal).then(() => informer.stop());
+    informer.start();
+    await clock.advance(0);
+    await stopped;
+    assert.equal(informer.running, false);
+    assert.ok(lw.watches.every((w) => w.signal.aborted));
   });
 
   test('a handler added after the sync gets the cache as adds; unsubscribing stops delivery', async () => {

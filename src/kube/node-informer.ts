@@ -256,6 +256,8 @@ export class NodeInformer implements NodeSource {
 
   /** One WATCH from this.rv; returns when the server closes it cleanly, throws Restart otherwise. */
   private async watchOnce(stop: AbortSignal): Promise<void> {
+    // stop() may have run while the relist was finishing: an abort listener added now would never fire.
+    if (stop.aborted) return;
     const gen = ++this.generation;
     const attempt = new AbortController();
     const onStop = (): void => attempt.abort(stop.reason);
