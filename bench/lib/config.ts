@@ -1,0 +1,72 @@
+// The two sizes of the suite. `quick` keeps every scenario but shrinks
+// nodes, windows and repetitions so the whole run stays under five minutes.
+import type { BurstConfig, FailureConfig, IdleConfig } from '../scenarios/realtime.ts';
+
+export interface SuiteConfig {
+  readonly name: 'full' | 'quick';
+  readonly reps: number;
+  readonly idleVirtual: { nodes: number; windowHours: number; warmupMinutes: number; heartbeatMs: number };
+  readonly burstVirtual: {
+    nodes: number;
+    spreadMs: number;
+    writeRate: number;
+    latencyMs: number;
+    limitHours: number;
+  };
+  readonly burst: BurstConfig;
+  readonly failure: FailureConfig;
+  readonly idle: IdleConfig;
+  readonly cost: { nodes: number[]; iterations: number; profileNodes: number; profileIterations: number };
+  readonly process: { memoryNodes: number[]; costNodes: number[]; measureMs: number; settleMs: number };
+}
+
+export const FULL: SuiteConfig = {
+  name: 'full',
+  reps: 3,
+  idleVirtual: { nodes: 1000, windowHours: 3, warmupMinutes: 10, heartbeatMs: 10_000 },
+  burstVirtual: { nodes: 1000, spreadMs: 10_000, writeRate: 20, latencyMs: 20, limitHours: 6 },
+  burst: {
+    nodes: 1000,
+    spreadMs: 10_000,
+    singles: 20,
+    singleGapMs: 2000,
+    latency: '20ms',
+    writeRate: 20,
+    writeBurst: 40,
+    timeoutMs: 480_000,
+    stallMs: 120_000,
+    singlesWaitMs: 30_000,
+  },
+  failure: { nodes: 100, failForMs: 60_000, latency: '20ms', recoveryTimeoutMs: 120_000 },
+  idle: { nodes: 1000, warmupMs: 30_000, windowMs: 180_000, heartbeatMs: 10_000 },
+  cost: { nodes: [1000, 5000, 10_000], iterations: 15, profileNodes: 5000, profileIterations: 20 },
+  process: {
+    memoryNodes: [1000, 5000, 10_000],
+    costNodes: [1000, 5000, 10_000],
+    measureMs: 15_000,
+    settleMs: 10_000,
+  },
+};
+
+export const QUICK: SuiteConfig = {
+  name: 'quick',
+  reps: 1,
+  idleVirtual: { nodes: 1000, windowHours: 0.5, warmupMinutes: 5, heartbeatMs: 10_000 },
+  burstVirtual: { nodes: 1000, spreadMs: 10_000, writeRate: 20, latencyMs: 20, limitHours: 6 },
+  burst: {
+    nodes: 50,
+    spreadMs: 5000,
+    singles: 3,
+    singleGapMs: 2000,
+    latency: '20ms',
+    writeRate: 20,
+    writeBurst: 40,
+    timeoutMs: 40_000,
+    stallMs: 15_000,
+    singlesWaitMs: 12_000,
+  },
+  failure: { nodes: 20, failForMs: 6000, latency: '20ms', recoveryTimeoutMs: 12_000 },
+  idle: { nodes: 200, warmupMs: 8000, windowMs: 15_000, heartbeatMs: 10_000 },
+  cost: { nodes: [1000, 5000], iterations: 5, profileNodes: 5000, profileIterations: 5 },
+  process: { memoryNodes: [500], costNodes: [500], measureMs: 3000, settleMs: 4000 },
+};

@@ -1,0 +1,35 @@
+// The shape of bench/out/results.json.
+import type { BurstRun, FailureRun, IdleRun } from '../scenarios/realtime.ts';
+import type { MemoryRow, ProcessCostRow } from '../scenarios/process.ts';
+import type { CostRow, ProfileEntry } from '../scenarios/reconcile-cost.ts';
+import type { BurstVirtualResult, IdleVirtualResult } from '../scenarios/virtual.ts';
+import type { SuiteConfig } from './config.ts';
+import type { MachineInfo, Versions } from './machine.ts';
+
+export interface Results {
+  meta: {
+    suite: SuiteConfig['name'];
+    startedAt: string;
+    finishedAt?: string;
+    wallS?: number;
+    machine: MachineInfo;
+    versions: Versions;
+    config: SuiteConfig;
+    /** Scenarios skipped, with the reason (e.g. binaries missing). */
+    skipped: Record<string, string>;
+    variants: Record<string, string>;
+    /** 1-minute load average sampled every 30 s during the run. */
+    loadAvg1m?: { median: number; max: number; samples: number };
+  };
+  idleVirtual: IdleVirtualResult[];
+  burstVirtual: BurstVirtualResult[];
+  idleReal: IdleRun[];
+  burst: BurstRun[];
+  failure: FailureRun[];
+  reconcileCost: CostRow[];
+  profile: { nodes: number; entries: ProfileEntry[] } | undefined;
+  memory: MemoryRow[];
+  processCost: ProcessCostRow[];
+  /** Output of scripts/informer-memory.ts --json, when it ran. */
+  informerMemory: Record<string, unknown> | undefined;
+}

@@ -1,0 +1,227 @@
+// `npm run bench [-- --quick] [--reps N] [--only a,b]`: the benchmark suite
+// (not part of `npm test`). Writes bench/out/results.json, bench/out/summary.md
+// and one SVG chart per scenario. See docs/benchmarks.md.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { startBenchCluster, type BenchCluster } from './lib/apiserver.ts';
+import { FULL, QUICK, type SuiteConfig } from './lib/config.ts';
+import { machineInfo, versions } from './lib/machine.ts';
+import { upstreamBinary, VARIANTS, type Variant } from './lib/peers.ts';
+import type { Results } from './lib/results.ts';
+import { spread } from './lib/stats.ts';
+import { compileTsPeer } from './lib/build-ts.ts';
+import { writeReport } from './report.ts';
+import { processSession } from './scenarios/process.ts';
+import { burstSession, failureSession, idleSession, routedCluster } from './scenarios/realtime.ts';
+import { profileReconcile, reconcileCost } from './scenarios/reconcile-cost.ts';
+import { burstVirtual, idleHourVirtual } from './scenarios/virtual.ts';
+import { testenvBinaries } from '../test/support/controlplane.ts';
+
+const SCENARIOS = ['idle-virtual', 'burst-virtual', 'cost', 'idle', 'burst', 'failure', 'process'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    reps: { type: 'string' },
+    only: { type: 'string' },
+    out: { type: 'string', default: path.join(import.meta.dirname, 'out') },
+  },
+});
+
+const cfg: SuiteConfig = {
+  ...(args.quick ? QUICK : FULL),
+  ...(args.reps ? { reps: Number(args.reps) } : {}),
+};
+const only = new Set((args.only ?? SCENARIOS.join(',')).split(',') as Scenario[]);
+const outDir = path.resolve(args.out);
+const logDir = path.join(outDir, 'logs');
+fs.mkdirSync(logDir, { recursive: true });
+
+const t0 = Date.now();
+const log = (msg: string): void => {
+  const s = ((Date.now() - t0) / 1000).toFixed(0).padStart(5);
+  process.stderr.write(`[bench ${s}s] ${msg}\n`);
+};
+
+const results: Results = {
+  meta: {
+    suite: cfg.name,
+    startedAt: new Date().toISOString(),
+    machine: machineInfo(),
+    versions: versions(),
+    config: cfg,
+    skipped: {},
+    variants: Object.fromEntries(VARIANTS.map((v) => [v.id, v.label])),
+  },
+  idleVirtual: [],
+  burstVirtual: [],
+  idleReal: [],
+  burst: [],
+  failure: [],
+  reconcileCost: [],
+  profile: undefined,
+  memory: [],
+  processCost: [],
+  informerMemory: undefined,
+};
+
+// The machine is shared: the 1-minute load average during the run says how much others ran meanwhile.
+const loadSamples: number[] = [];
+const loadTimer = setInterval(() => loadSamples.push(os.loadavg()[0]!), 30_000);
+loadTimer.unref();
+
+function save(): void {
+  const s = spread(loadSamples);
+  if (s) results.meta.loadAvg1m = { median: s.median, max: s.max, samples: s.n };
+  fs.writeFileSync(path.join(outDir, 'results.json'), JSON.stringify(results, null, 1));
+}
+
+async function virtualScenarios(): Promise<void> {
+  if (only.has('idle-virtual')) {
+    for (const mode of ['periodic', 'watch', 'watch-r0'] as const) {
+      log(`idle hour, virtual time: ${mode}`);
+      results.idleVirtual.push(await idleHourVirtual(mode, cfg.idleVirtual));
+      save();
+    }
+  }
+  if (only.has('burst-virtual')) {
+    for (const mode of ['periodic', 'watch'] as const) {
+      log(`burst, virtual time: ${mode}`);
+      results.burstVirtual.push(await burstVirtual(mode, cfg.burstVirtual));
+    }
+    save();
+  }
+  if (only.has('cost')) {
+    for (const n of cfg.cost.nodes) {
+      for (const change of [0, 0.01]) {
+        log(`reconcile cost in process: ${n} nodes, ${change * 100}% to change`);
+        results.reconcileCost.push(await reconcileCost(n, change, cfg.cost.iterations));
+      }
+    }
+    log(`CPU profile: ${cfg.cost.profileNodes} nodes`);
+    results.profile = {
+      nodes: cfg.cost.profileNodes,
+      entries: await profileReconcile(cfg.cost.profileNodes, cfg.cost.profileIterations),
+    };
+    save();
+  }
+}
+
+async function realScenarios(c: BenchCluster, variants: readonly Variant[]): Promise<void> {
+  if (only.has('idle')) {
+    log(`idle, real time: ${cfg.idle.nodes} routed nodes, all variants at once`);
+    const cluster = await routedCluster(c, cfg.idle.nodes, logDir);
+    results.idleReal = await idleSession(c, variants, cfg.idle, cluster, logDir, 'idle');
+    save();
+  }
+  for (let rep = 1; rep <= cfg.reps; rep++) {
+    for (const v of variants) {
+      if (only.has('burst')) {
+        log(`burst ${rep}/${cfg.reps}: ${v.id}`);
+        const r = await burstSession(c, v, cfg.burst, logDir, `burst${rep}`);
+        results.burst.push(r);
+        log(`  routes ${r.routes}/${cfg.burst.nodes} converged=${r.converged} in ${r.convergeS ?? '-'} s`);
+        save();
+      }
+      if (only.has('failure')) {
+        log(`failure recovery ${rep}/${cfg.reps}: ${v.id}`);
+        const r = await failureSession(c, v, cfg.failure, logDir, `failure${rep}`);
+        results.failure.push(r);
+        log(`  recovered=${r.converged} after ${r.recoveryS ?? '-'} s`);
+        save();
+      }
+    }
+  }
+  if (only.has('process')) {
+    log('compiling the TS peer to JavaScript (memory as shipped)');
+    const compiledTs = compileTsPeer(outDir);
+    if (compiledTs === undefined)
+      results.meta.skipped['ts-js'] = 'tsc produced no JavaScript for bench/peer/ts-route.ts';
+    const sizes = [...new Set([...cfg.process.memoryNodes, ...cfg.process.costNodes])].sort((a, b) => a - b);
+    for (const n of sizes) {
+      log(`process memory/CPU: ${n} dual-stack nodes`);
+      const r = await processSession(
+        c,
+        n,
+        {
+          measureMs: cfg.process.measureMs,
+          settleMs: cfg.process.settleMs,
+          cost: cfg.process.costNodes.includes(n),
+        },
+        logDir,
+        logDir,
+        [...new Set(variants.map((v) => v.kind))],
+        compiledTs,
+      );
+      if (cfg.process.memoryNodes.includes(n)) results.memory.push(...r.memory);
+      results.processCost.push(...r.cost);
+      save();
+    }
+  }
+  await c.admin.deleteAllNodes();
+}
+
+/** Reuses the kube team's informer memory script (own control plane), when present. */
+async function informerMemoryScript(): Promise<void> {
+  const script = path.resolve(import.meta.dirname, '..', 'scripts', 'informer-memory.ts');
+  if (!fs.existsSync(script)) {
+    results.meta.skipped['informer-memory'] = 'scripts/informer-memory.ts not present';
+    return;
+  }
+  const nodes = cfg.name === 'quick' ? 500 : 5000;
+  log(`scripts/informer-memory.ts --nodes ${nodes}`);
+  try {
+    const out = execFileSync(process.execPath, [script, '--nodes', String(nodes), '--json'], {
+      encoding: 'utf8',
+      timeout: 1_200_000,
+      maxBuffer: 1 << 22,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    results.informerMemory = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as Record<string, unknown>;
+  } catch (err) {
+    results.meta.skipped['informer-memory'] =
+      `scripts/informer-memory.ts failed: ${(err as Error).message.slice(0, 200)}`;
+  }
+  save();
+}
+
+async function main(): Promise<void> {
+  log(`suite ${cfg.name}, ${cfg.reps} repetition(s), output ${outDir}`);
+  await virtualScenarios();
+  const wantsReal = ['idle', 'burst', 'failure', 'process'].some((s) => only.has(s as Scenario));
+  if (wantsReal) {
+    const bins = testenvBinaries();
+    const goBin = upstreamBinary();
+    if (bins === undefined) {
+      results.meta.skipped['real-apiserver'] =
+        'kube-apiserver/etcd missing: run `bash scripts/testenv.sh build`';
+    } else {
+      if (goBin === undefined) {
+        results.meta.skipped['upstream'] =
+          'upstream peer missing: run `bash scripts/bench-build-upstream.sh`';
+      }
+      const variants = VARIANTS.filter((v) => v.kind === 'ts' || goBin !== undefined);
+      log('starting kube-apiserver + etcd');
+      const c = await startBenchCluster();
+      results.meta.versions.kubeApiserver = c.cp.versions.kubeApiserver;
+      results.meta.versions.etcd = c.cp.versions.etcd;
+      try {
+        await realScenarios(c, variants);
+      } finally {
+        await c.stop();
+      }
+    }
+  }
+  if (only.has('process') && testenvBinaries() !== undefined) await informerMemoryScript();
+  results.meta.finishedAt = new Date().toISOString();
+  results.meta.wallS = (Date.now() - t0) / 1000;
+  save();
+  await writeReport(results, outDir);
+  log(`done in ${results.meta.wallS.toFixed(0)} s: ${path.join(outDir, 'summary.md')}`);
+}
+
+await main();

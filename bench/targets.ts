@@ -1,0 +1,129 @@
+// The issue's targets, evaluated on a results.json. `pass` undefined: not
+// measured in this run.
+import type { Results } from './lib/results.ts';
+import { percentile, round, spread } from './lib/stats.ts';
+
+export interface TargetResult {
+  readonly name: string;
+  readonly measured: string;
+  readonly pass: boolean | undefined;
+}
+
+const med = (xs: readonly (number | undefined)[]): number | undefined =>
+  spread(xs.filter((x): x is number => x !== undefined))?.median;
+
+export function evaluateTargets(r: Results): TargetResult[] {
+  const out: TargetResult[] = [];
+  const label = (id: string): string => r.meta.variants[id] ?? id;
+
+  // 1. Idle hour: zero heartbeat-caused reconciles in watch mode.
+  const watchVirtual = r.idleVirtual.filter((x) => x.mode !== 'periodic');
+  const tsWatchReal = r.idleReal.find((x) => x.variant === 'ts-watch');
+  if (watchVirtual.length || tsWatchReal) {
+    const parts = watchVirtual.map((x) => `${x.label}: ${x.heartbeatCausedReconciles} in ${x.windowHours} h`);
+    if (tsWatchReal)
+      parts.push(`TS watch, real apiserver: ${round(tsWatchReal.perHour.list, 1)} reconciles/h`);
+    const pass =
+      watchVirtual.every((x) => x.heartbeatCausedReconciles === 0) && (tsWatchReal?.perHour.list ?? 0) === 0;
+    out.push({
+      name: 'Idle hour: zero heartbeat-caused reconciles (watch mode)',
+      measured: parts.join('; '),
+      pass,
+    });
+  }
+
+  // 2. Watch mode with resync 0 makes no more cloud calls than upstream's watch mode.
+  const r0 = r.idleVirtual.find((x) => x.mode === 'watch-r0');
+  const w1 = r.idleVirtual.find((x) => x.mode === 'watch');
+  const goW = r.idleReal.find((x) => x.variant === 'go-watch');
+  if (r0 && goW) {
+    const calls = (p: { list: number; create: number; delete: number }): number =>
+      p.list + p.create + p.delete;
+    out.push({
+      name: 'Idle: TS watch (resync 0) cloud calls/h ≤ upstream watch mode',
+      measured: `${round(calls(r0.perHour), 2)} vs ${round(calls(goW.perHour), 2)} calls/h`,
+      pass: calls(r0.perHour) <= calls(goW.perHour),
+    });
+  }
+  if (w1 && goW) {
+    // One ListRoutes per resync period P = 1 h, whose delay is jittered in [0.9 P, 1.1 P].
+    const allowed = goW.perHour.list + 1 / 0.9;
+    out.push({
+      name: 'Idle: TS watch (1 h safety resync) ≤ upstream + one ListRoutes per resync period',
+      measured: `${round(w1.perHour.list, 2)} ListRoutes/h vs upstream ${round(goW.perHour.list, 2)} (+ ≤ ${round(1 / 0.9, 2)} allowed)`,
+      pass: w1.perHour.list <= allowed && w1.perHour.create + w1.perHour.delete === 0,
+    });
+  }
+
+  // 3. Burst: no more ListRoutes than upstream, exactly one CreateRoute per route.
+  const nodes = r.meta.config.burst.nodes;
+  for (const [ts, go] of [
+    ['ts-periodic', 'go-periodic'],
+    ['ts-watch', 'go-watch'],
+  ] as const) {
+    const a = r.burst.filter((x) => x.variant === ts);
+    const b = r.burst.filter((x) => x.variant === go);
+    if (a.length === 0) continue;
+    const la = med(a.map((x) => x.burstCalls.list));
+    const lb = med(b.map((x) => x.burstCalls.list));
+    const converged = (runs: typeof a): string =>
+      `${runs.filter((x) => x.converged).length}/${runs.length} converged`;
+    if (lb !== undefined && la !== undefined) {
+      out.push({
+        name: `Burst (${label(ts)}): ListRoutes ≤ upstream (${label(go)})`,
+        measured: `${la} vs ${lb} (median; TS ${converged(a)}, upstream ${converged(b)})`,
+        pass: la <= lb,
+      });
+    }
+    const creates = a.map((x) => x.burstCalls.create);
+    out.push({
+      name: `Burst (${label(ts)}): exactly one CreateRoute per route (${nodes})`,
+      measured: `${creates.join(', ')} CreateRoute calls for ${a.map((x) => x.routes).join(', ')} routes`,
+      pass: a.every((x) => x.converged && x.burstCalls.create === nodes),
+    });
+  }
+
+  // 4. Right after the burst: p99 < 100 ms.
+  for (const ts of ['ts-periodic', 'ts-watch']) {
+    const runs = r.burst.filter((x) => x.variant === ts);
+    if (runs.length === 0) continue;
+    const all = runs.flatMap((x) => x.singlesLatencies);
+    const got = all.filter((x): x is number => x !== undefined);
+    const p99 = percentile(got, 99);
+    out.push({
+      name: `Right after the burst (${label(ts)}): single-node latency p99 < 100 ms`,
+      measured: `p99 ${p99 === undefined ? '–' : `${round(p99, 0)} ms`}, ${got.length}/${all.length} routed`,
+      pass: p99 !== undefined && p99 < 100 && got.length === all.length,
+    });
+  }
+
+  // 5. Reconcile CPU at 5,000 dual-stack nodes < 25 ms.
+  const c5 = r.reconcileCost.find((x) => x.nodes === 5000 && x.change === 0);
+  const p5 = r.processCost.find((x) => x.nodes === 5000 && x.kind === 'ts');
+  if (c5) {
+    out.push({
+      name: 'Reconcile CPU at 5,000 dual-stack nodes < 25 ms (in process, nothing to change)',
+      measured: `median ${round(c5.reconcileMs.median, 1)} ms (min ${round(c5.reconcileMs.min, 1)}, max ${round(c5.reconcileMs.max, 1)}); plan alone ${round(c5.planMs.median, 1)} ms${p5 ? `; whole TS process ${round(p5.cpuMsPerReconcile, 1)} ms` : ''}`,
+      pass: c5.reconcileMs.median < 25,
+    });
+  }
+
+  // 6. RSS at 5,000 nodes < 150 MB.
+  const src = r.memory.find((x) => x.nodes === 5000 && x.kind === 'ts');
+  const js = r.memory.find((x) => x.nodes === 5000 && x.kind === 'ts-js');
+  const m5 = js ?? src;
+  if (m5) {
+    const parts = [
+      js
+        ? `compiled JS ${round(js.rssMB, 0)} MB (baseline before the list ${round(js.baselineMB, 0)} MB)`
+        : '',
+      src ? `run from .ts sources ${round(src.rssMB, 0)} MB (baseline ${round(src.baselineMB, 0)} MB)` : '',
+    ].filter((x) => x !== '');
+    out.push({
+      name: 'RSS with 5,000 realistic nodes in the cache < 150 MB',
+      measured: parts.join('; '),
+      pass: m5.rssMB < 150,
+    });
+  }
+  return out;
+}
