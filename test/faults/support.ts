@@ -1,0 +1,164 @@
+// Helpers the fault, bad-input and soak suites add to test/integration's and
+// test/e2e's: an in-memory cloud that logs settled calls in the call-log
+// format, an Admin that records when each node held which pod CIDR, and the
+// end-state check against the real apiserver.
+import type { NodeAddress } from '../../src/core/types.ts';
+import type { CallOptions, Route } from '../../src/core/types.ts';
+import { MemoryRoutes, type MemoryRoutesOptions } from '../../src/cloud/memory/memory-routes.ts';
+import { apiRequest } from '../support/controlplane.ts';
+import { Admin, waitFor, type KubeNode } from '../integration/kube-helpers.ts';
+import { calls as fileCalls, routes as fileRoutes, type CloudFiles } from '../e2e/support.ts';
+import {
+  CallLogChecker,
+  checkEndState,
+  NodeHistory,
+  type CheckOptions,
+  type CloudCall,
+  type EndStateOptions,
+  type NodeView,
+  type RouteEntry,
+} from './invariants.ts';
+
+/**
+ * MemoryRoutes whose every call, once settled, lands in `log` as the daemon's
+ * call log would write it. (MemoryRoutes.calls holds calls still in flight with
+ * a provisional outcome, which an incremental checker must not read.)
+ */
+export class AuditedMemoryRoutes extends MemoryRoutes {
+  log: CloudCall[] = [];
+
+  constructor(opts: MemoryRoutesOptions = {}) {
+    super(opts);
+  }
+
+  /** Hands over the calls settled so far and forgets them (bounded memory in the soak). */
+  drain(): CloudCall[] {
+    const out = this.log;
+    this.log = [];
+    this.calls.length = 0;
+    return out;
+  }
+
+  private async audit<T>(
+    op: CloudCall['op'],
+    detail: Pick<CloudCall, 'destinationCIDR' | 'targetNode' | 'nameHint'>,
+    fn: () => Promise<T>,
+  ): Promise<T> {
+    const start = Date.now();
+    let outcome = 'ok';
+    try {
+      return await fn();
+    } catch (err) {
+      outcome = (err as Error).name;
+      throw err;
+    } finally {
+      this.log.push({ op, pid: process.pid, start, end: Date.now(), outcome, ...detail });
+    }
+  }
+
+  override listRoutes(clusterName: string, opts: CallOptions): Promise<Route[]> {
+    return this.audit('list', {}, () => super.listRoutes(clusterName, opts));
+  }
+
+  override createRoute(clusterName: string, nameHint: string, route: Readonly<Route>, opts: CallOptions) {
+    const d = { destinationCIDR: route.destinationCIDR, targetNode: route.targetNode, nameHint };
+    return this.audit('create', d, () => super.createRoute(clusterName, nameHint, route, opts));
+  }
+
+  override deleteRoute(clusterName: string, route: Readonly<Route>, opts: CallOptions) {
+    const d = { destinationCIDR: route.destinationCIDR, targetNode: route.targetNode };
+    return this.audit('delete', d, () => super.deleteRoute(clusterName, route, opts));
+  }
+
+  entries(): RouteEntry[] {
+    return this.snapshot().map((r) => ({
+      destinationCIDR: r.destinationCIDR,
+      targetNode: r.targetNode,
+      targetNodeAddresses: r.targetNodeAddresses,
+    }));
+  }
+}
+
+/** Admin whose node creates and deletes are recorded in a NodeHistory. */
+export class TrackedAdmin extends Admin {
+  readonly history = new NodeHistory();
+
+  override async createNode(
+    name: string,
+    podCIDRs: string[],
+    addresses: NodeAddress[] = [],
+  ): Promise<KubeNode> {
+    const n = await super.createNode(name, podCIDRs, addresses);
+    this.history.created(name, podCIDRs);
+    return n;
+  }
+
+  override async deleteNode(name: string): Promise<void> {
+    this.history.deleted(name);
+    await super.deleteNode(name);
+  }
+
+  async nodes(): Promise<NodeView[]> {
+    const r = await apiRequest(this.kubeconfig, 'GET', '/api/v1/nodes');
+    if (r.status !== 200) throw new Error(`list nodes: ${r.status} ${r.body}`);
+    return (JSON.parse(r.body) as { items: NodeView[] }).items;
+  }
+
+  /** Node Events of one reason, as `<node>: <message>`. */
+  async eventsFor(reason: string): Promise<string[]> {
+    const items = await this.events(`reason=${reason}`);
+    return items.map((e) => {
+      const o = e as { involvedObject?: { name?: string }; message?: string };
+      return `${o.involvedObject?.name ?? '?'}: ${o.message ?? ''}`;
+    });
+  }
+}
+
+/** The routes a daemon's shared state file holds. */
+export function fileEntries(cloud: CloudFiles): RouteEntry[] {
+  return fileRoutes(cloud).map((s) => {
+    const i = s.lastIndexOf('->');
+    return { destinationCIDR: s.slice(0, i), targetNode: s.slice(i + 2) };
+  });
+}
+
+/** The daemon's call log in the checker's shape. */
+export function fileCallLog(cloud: CloudFiles): CloudCall[] {
+  return fileCalls(cloud).map((c) => ({ ...c }));
+}
+
+/** Waits until the end state holds; throws with the remaining differences. */
+export async function waitConverged(
+  what: string,
+  timeoutMs: number,
+  admin: TrackedAdmin,
+  routes: () => RouteEntry[],
+  o: EndStateOptions,
+): Promise<void> {
+  let last: string[] = [];
+  try {
+    await waitFor(
+      what,
+      timeoutMs,
+      async () => {
+        last = checkEndState(routes(), await admin.nodes(), o);
+        return last.length === 0;
+      },
+      250,
+    );
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n  ${last.slice(0, 20).join('\n  ')}`);
+  }
+}
+
+/** Runs the whole call log through a fresh checker; throws listing every violation. */
+export function assertCallLog(log: readonly CloudCall[], o: CheckOptions): CallLogChecker {
+  const c = new CallLogChecker(o);
+  c.feed(log);
+  const v = c.finish();
+  if (v.length > 0)
+    throw new Error(`call-log invariants violated (${v.length}):\n  ${v.slice(0, 20).join('\n  ')}`);
+  return c;
+}
+
+export { type CloudCall, type RouteEntry };
