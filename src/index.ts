@@ -68,3 +68,4 @@ export {
 } from './cluster/memory-cluster.ts';
 export { registerCloudProvider, registeredCloudProviders, resolveCloudProvider } from './cloud/registry.ts';
 export { registerBuiltinProviders } from './cloud/builtin.ts';
+export { seededRandom } from './core/random.ts';

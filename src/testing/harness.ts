@@ -5,6 +5,7 @@ import { MemoryCluster, type NodeSpecInput } from '../cluster/memory-cluster.ts'
 import { MemoryRoutes, type MemoryRoutesOptions, type StoredRoute } from '../cloud/memory/memory-routes.ts';
 import { canonicalCIDR } from '../core/cidr.ts';
 import { VirtualClock } from '../core/clock.ts';
+import { seededRandom } from '../core/random.ts';
 import { MemoryLogger } from '../core/ports.ts';
 import type { RouteControllerOptions } from '../controller/options.ts';
 import type { ReconcileReport } from '../controller/reconcile.ts';
@@ -21,17 +22,7 @@ export interface HarnessOptions {
   seed?: number;
 }
 
-/** Deterministic PRNG (mulberry32) so jittered delays are reproducible. */
-export function seededRandom(seed = 1): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom };
 
 export function harness(o: HarnessOptions = {}) {
   const clock = new VirtualClock();

@@ -1,0 +1,13 @@
+// Seeded PRNG (mulberry32): tests, the simulator and benchmarks need jitter
+// that is reproducible from a seed; Math.random cannot be seeded.
+
+export function seededRandom(seed = 1): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
