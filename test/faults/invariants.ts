@@ -24,6 +24,8 @@ export interface CloudCall {
   readonly destinationCIDR?: string;
   readonly targetNode?: string;
   readonly nameHint?: string;
+  /** A throttled answer's Retry-After (in-process log only). */
+  readonly retryAfterMs?: number;
 }
 
 export interface RouteEntry {

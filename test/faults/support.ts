@@ -2,6 +2,7 @@
 // test/e2e's: an in-memory cloud that logs settled calls in the call-log
 // format, an Admin that records when each node held which pod CIDR, and the
 // end-state check against the real apiserver.
+import { AbortError } from '../../src/core/errors.ts';
 import type { NodeAddress } from '../../src/core/types.ts';
 import type { CallOptions, Route } from '../../src/core/types.ts';
 import { MemoryRoutes, type MemoryRoutesOptions } from '../../src/cloud/memory/memory-routes.ts';
@@ -26,9 +27,38 @@ import {
  */
 export class AuditedMemoryRoutes extends MemoryRoutes {
   log: CloudCall[] = [];
+  private hangs: { ops: Set<string>; remaining: number }[] = [];
 
   constructor(opts: MemoryRoutesOptions = {}) {
     super(opts);
+  }
+
+  /**
+   * The next `n` calls of `ops` hang until their signal aborts. Replaces
+   * MemoryRoutes.hangNext, which sleeps MAX_SAFE_INTEGER/4 ms: on a real clock
+   * Node clamps that to 1 ms (TimeoutOverflowWarning), so nothing hangs.
+   */
+  override hangNext(
+    n: number,
+    ops: readonly ('list' | 'create' | 'delete')[] = ['list', 'create', 'delete'],
+  ): void {
+    this.hangs.push({ ops: new Set(ops), remaining: n });
+  }
+
+  override clearFaults(): void {
+    super.clearFaults();
+    this.hangs = [];
+  }
+
+  private async maybeHang(op: string, signal: AbortSignal): Promise<void> {
+    const h = this.hangs.find((x) => x.ops.has(op) && x.remaining > 0);
+    if (!h) return;
+    h.remaining--;
+    await new Promise<never>((_resolve, reject) => {
+      const abort = (): void => reject(new AbortError('The operation was aborted', { cause: signal.reason }));
+      if (signal.aborted) abort();
+      else signal.addEventListener('abort', abort, { once: true });
+    });
   }
 
   /** Hands over the calls settled so far and forgets them (bounded memory in the soak). */
@@ -42,32 +72,45 @@ export class AuditedMemoryRoutes extends MemoryRoutes {
   private async audit<T>(
     op: CloudCall['op'],
     detail: Pick<CloudCall, 'destinationCIDR' | 'targetNode' | 'nameHint'>,
+    signal: AbortSignal,
     fn: () => Promise<T>,
   ): Promise<T> {
     const start = Date.now();
     let outcome = 'ok';
+    let retryAfterMs: number | undefined;
     try {
+      await this.maybeHang(op, signal);
       return await fn();
     } catch (err) {
       outcome = (err as Error).name;
+      retryAfterMs = (err as { retryAfterMs?: number }).retryAfterMs;
       throw err;
     } finally {
-      this.log.push({ op, pid: process.pid, start, end: Date.now(), outcome, ...detail });
+      const end = Date.now();
+      this.log.push({
+        op,
+        pid: process.pid,
+        start,
+        end,
+        outcome,
+        ...detail,
+        ...(retryAfterMs ? { retryAfterMs } : {}),
+      });
     }
   }
 
   override listRoutes(clusterName: string, opts: CallOptions): Promise<Route[]> {
-    return this.audit('list', {}, () => super.listRoutes(clusterName, opts));
+    return this.audit('list', {}, opts.signal, () => super.listRoutes(clusterName, opts));
   }
 
   override createRoute(clusterName: string, nameHint: string, route: Readonly<Route>, opts: CallOptions) {
     const d = { destinationCIDR: route.destinationCIDR, targetNode: route.targetNode, nameHint };
-    return this.audit('create', d, () => super.createRoute(clusterName, nameHint, route, opts));
+    return this.audit('create', d, opts.signal, () => super.createRoute(clusterName, nameHint, route, opts));
   }
 
   override deleteRoute(clusterName: string, route: Readonly<Route>, opts: CallOptions) {
     const d = { destinationCIDR: route.destinationCIDR, targetNode: route.targetNode };
-    return this.audit('delete', d, () => super.deleteRoute(clusterName, route, opts));
+    return this.audit('delete', d, opts.signal, () => super.deleteRoute(clusterName, route, opts));
   }
 
   entries(): RouteEntry[] {
