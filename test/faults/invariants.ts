@@ -123,6 +123,8 @@ export class CallLogChecker {
   private readonly windows = new Map<number, { first: number; last: number; lastMutation: number }>();
   /** Per process, routes whose delete failed in the current reconcile (`dest>target`). */
   private readonly failedDeletes = new Map<number, Set<string>>();
+  /** Per process, throttled answers (end, deadline) of the last minute, for R47. */
+  private readonly throttles = new Map<number, { at: number; until: number }[]>();
 
   constructor(o: CheckOptions) {
     this.o = o;
@@ -142,6 +144,7 @@ export class CallLogChecker {
     w.last = Math.max(w.last, c.end);
     if (c.op !== 'list') w.lastMutation = Math.max(w.lastMutation, c.end);
     this.windows.set(c.pid, w);
+    this.checkThrottle(c);
     if (c.outcome === 'ThrottledError') {
       // R47 defers the rest of this reconcile, including the create half of an
       // address update whose delete already ran: the next reconcile re-creates it.
@@ -189,6 +192,25 @@ export class CallLogChecker {
         this.violations.push(`redundant create of ${dest}->${target} (the cloud held it) ${describe(c)}`);
     }
     this.table.set(key(dest), target);
+  }
+
+  /**
+   * R47: after a throttled answer no call of that process starts before the
+   * deadline it set (the latest answer wins). Calls started before the answer
+   * arrived are fine, hence the 5 ms of slack on both sides.
+   */
+  private checkThrottle(c: CloudCall): void {
+    const list = (this.throttles.get(c.pid) ?? []).filter((x) => x.at > c.end - 60_000);
+    const inForce = list.filter((x) => x.at + 5 <= c.start).at(-1);
+    if (inForce && c.start < inForce.until - 5)
+      this.violations.push(
+        `${c.op} started ${inForce.until - c.start} ms before the throttle deadline (R47) ${describe(c)}`,
+      );
+    if (c.retryAfterMs !== undefined) {
+      list.push({ at: c.end, until: c.end + c.retryAfterMs });
+      list.sort((a, b) => a.at - b.at);
+    }
+    this.throttles.set(c.pid, list);
   }
 
   private liveRoute(c: CloudCall): boolean {

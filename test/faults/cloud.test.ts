@@ -1,0 +1,251 @@
+// Cloud faults against a real kube-apiserver and the in-memory cloud, with the
+// controller in-process as the user of deploy/rbac.yaml: 30 % server errors,
+// throttling with a retry time, calls that hang until their timeout, the route
+// quota reached and raised. After each: the exact desired routes, the right
+// NetworkUnavailable on every node, and the full call log clean.
+import assert from 'node:assert/strict';
+import { after, before, describe, test, type TestContext } from 'node:test';
+import { RetryableError, ThrottledError } from '../../src/core/errors.ts';
+import { requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
+import type { ControlPlane } from '../support/controlplane.ts';
+import { CLUSTER_CIDRS, internalIP, setupControllerUser, waitFor } from '../integration/kube-helpers.ts';
+import { startFaultController, type FaultController, type FaultControllerOptions } from './controller.ts';
+import { AuditedMemoryRoutes, assertCallLog, TrackedAdmin, waitConverged } from './support.ts';
+
+const enabled = testenvBinaries() !== undefined;
+const FOREIGN = [
+  { destinationCIDR: '10.0.0.0/16', targetNode: 'nat-gw' },
+  { destinationCIDR: 'fd00:99::/64', targetNode: '' },
+];
+
+describe('cloud faults', { timeout: 300_000 }, () => {
+  let cp: ControlPlane | undefined;
+  let admin: TrackedAdmin;
+  let kubeconfig = '';
+
+  before(async () => {
+    if (!enabled) return;
+    cp = await startControlPlane();
+    admin = new TrackedAdmin(cp.adminKubeconfig);
+    kubeconfig = await setupControllerUser(cp);
+  });
+
+  after(async () => {
+    await cp?.stop();
+  });
+
+  /**
+   * Runs `body` with a fresh cloud (foreign routes seeded) and controller, then
+   * checks the end state and the whole call log, and removes the test's nodes.
+   */
+  async function scenario(
+    t: TestContext,
+    o: { watch: boolean; cloud?: AuditedMemoryRoutes; controller?: FaultControllerOptions['controller'] },
+    body: (rc: FaultController, cloud: AuditedMemoryRoutes) => Promise<void>,
+  ): Promise<FaultController | undefined> {
+    if (!enabled || cp === undefined) return void requireTestenv(t);
+    const cloud = o.cloud ?? new AuditedMemoryRoutes();
+    for (const r of FOREIGN) cloud.putRoute(r);
+    const rc = startFaultController({ kubeconfig, watch: o.watch, cloud, controller: o.controller });
+    try {
+      await body(rc, cloud);
+      cloud.clearFaults();
+      cloud.quota = undefined;
+      await waitConverged('converged', 30_000, admin, () => cloud.entries(), {
+        clusterCIDRs: CLUSTER_CIDRS,
+        keep: FOREIGN,
+      });
+      const c = assertCallLog(cloud.log, {
+        clusterCIDRs: CLUSTER_CIDRS,
+        history: admin.history,
+        initialRoutes: FOREIGN,
+      });
+      t.diagnostic(`calls ${JSON.stringify(c.counts)}`);
+      return rc;
+    } catch (err) {
+      cp.markFailed(String(err));
+      console.log(rc.logger.tail(40));
+      throw err;
+    } finally {
+      await rc.stop();
+      for (const n of await admin.nodes()) await admin.deleteNode(n.metadata.name);
+    }
+  }
+
+  const fails = (rc: FaultController, outcome: string): number =>
+    rc.cloud.log.filter((c) => c.outcome === outcome).length;
+
+  test(
+    'periodic: 30 % of calls fail with 503 throughout a stream of node changes; converges while failing',
+    { timeout: 60_000 },
+    async (t) => {
+      await scenario(t, { watch: false }, async (rc, cloud) => {
+        cloud.failFraction(0.3, undefined, (op) => new RetryableError(`${op}: HTTP 503 Service Unavailable`));
+        for (let i = 1; i <= 12; i++) {
+          const cidrs = i % 3 === 0 ? [`10.244.${i}.0/24`, `fd00:10:244:${i}::/64`] : [`10.244.${i}.0/24`];
+          await admin.createNode(`e${i}`, cidrs, internalIP(`10.4.0.${i}`));
+          if (i % 4 === 0) await admin.deleteNode(`e${i - 2}`);
+          await new Promise((r) => setTimeout(r, 250)); // let reconciles interleave with the stream
+        }
+        await admin.createNode('e2', ['10.244.102.0/24'], internalIP('10.4.1.2')); // same name, new CIDR (E7)
+        // Still failing 30 %: periodic reconciles make progress until done.
+        await waitConverged('converged under 30 % failures', 30_000, admin, () => cloud.entries(), {
+          clusterCIDRs: CLUSTER_CIDRS,
+          keep: FOREIGN,
+        });
+        assert.ok(fails(rc, 'RetryableError') >= 5, `only ${fails(rc, 'RetryableError')} injected failures`);
+        assert.ok(
+          cloud.log.some((c) => c.op === 'delete' && c.outcome === 'ok'),
+          'routes of deleted nodes removed',
+        );
+        const events = await admin.eventsFor('FailedToCreateRoute');
+        assert.ok(
+          events.some((e) => /HTTP 503/.test(e)),
+          events.join('\n'),
+        );
+      });
+    },
+  );
+
+  test(
+    'watch: every create fails with 500; once the cloud recovers, the retry timer (R46) alone completes the routes',
+    { timeout: 60_000 },
+    async (t) => {
+      await scenario(t, { watch: true }, async (rc, cloud) => {
+        cloud.failFraction(1, ['create'], () => new RetryableError('create: HTTP 500'));
+        for (let i = 1; i <= 8; i++) await admin.createNode(`w${i}`, [`10.244.${20 + i}.0/24`]);
+        await waitFor('all nodes cached', 10_000, () => rc.informer.list().length === 8);
+        await new Promise((r) => setTimeout(r, 1_500)); // the last node_change reconcile has run
+        assert.equal(rc.reports.at(-1)?.outcome, 'error');
+        const errorAt = rc.reports.length;
+        cloud.clearFaults();
+        // No node event from here on: only the retry trigger can finish the job.
+        await waitConverged('converged by retry', 40_000, admin, () => cloud.entries(), {
+          clusterCIDRs: CLUSTER_CIDRS,
+          keep: FOREIGN,
+        });
+        const later = rc.reports.slice(errorAt).map((r) => `${r.trigger}/${r.outcome}`);
+        assert.equal(later[0], 'retry/changed', later.join());
+      });
+    },
+  );
+
+  for (const watch of [false, true]) {
+    test(
+      `${watch ? 'watch' : 'periodic'}: throttling with a retry time: no call before the deadline (R47), Events, converges`,
+      { timeout: 60_000 },
+      async (t) => {
+        const p = watch ? 'tw' : 'tp';
+        await scenario(t, { watch }, async (rc, cloud) => {
+          const throttled = (): Error =>
+            new ThrottledError('Request limit exceeded', { retryAfterMs: 1_500 });
+          cloud.failNext(1, ['create'], throttled);
+          cloud.failFraction(0.25, undefined, throttled);
+          for (let i = 1; i <= 10; i++) await admin.createNode(`${p}${i}`, [`10.244.${40 + i}.0/24`]);
+          await waitFor('throttled answers', 20_000, () => fails(rc, 'ThrottledError') >= (watch ? 1 : 3));
+          if (watch) cloud.clearFaults(); // watch mode then waits max(dₙ, retryAfter) by itself
+          await waitConverged('converged', 40_000, admin, () => cloud.entries(), {
+            clusterCIDRs: CLUSTER_CIDRS,
+            keep: FOREIGN,
+          });
+          // The deadline rule itself is in the call-log check (CallLogChecker.checkThrottle).
+          assert.ok(rc.reports.some((r) => r.deferred > 0 || r.throttleUntil !== undefined));
+          const m = await rc.metrics.cloudCalls.get();
+          assert.ok(m.values.some((v) => v.labels['outcome'] === 'throttled' && v.value > 0));
+        });
+      },
+    );
+  }
+
+  test(
+    'periodic: calls that hang are aborted at cloudCallTimeout (E14) and retried; converges',
+    { timeout: 60_000 },
+    async (t) => {
+      await scenario(t, { watch: false, controller: { cloudCallTimeoutMs: 1_000 } }, async (rc, cloud) => {
+        cloud.hangNext(1, ['list']);
+        cloud.hangNext(3, ['create']);
+        for (let i = 1; i <= 6; i++) await admin.createNode(`h${i}`, [`10.244.${60 + i}.0/24`]);
+        await waitConverged('converged', 30_000, admin, () => cloud.entries(), {
+          clusterCIDRs: CLUSTER_CIDRS,
+          keep: FOREIGN,
+        });
+        const hung = cloud.log.filter((c) => c.outcome === 'AbortError');
+        assert.equal(hung.length, 4, JSON.stringify(hung));
+        for (const c of hung)
+          assert.ok(c.end - c.start >= 950 && c.end - c.start < 3_000, `${c.end - c.start} ms`);
+        const m = await rc.metrics.cloudCalls.get();
+        const timeouts = m.values
+          .filter((v) => v.labels['outcome'] === 'timeout')
+          .reduce((a, v) => a + v.value, 0);
+        assert.equal(timeouts, 4);
+      });
+    },
+  );
+
+  test(
+    'periodic: route quota reached (E10): Events, NoRouteCreated, deletes still run; quota raised: converges',
+    { timeout: 60_000 },
+    async (t) => {
+      const cloud = new AuditedMemoryRoutes({ quota: FOREIGN.length + 4 });
+      await scenario(t, { watch: false, cloud }, async (rc) => {
+        for (let i = 1; i <= 7; i++) await admin.createNode(`q${i}`, [`10.244.${80 + i}.0/24`]);
+        await waitFor('4 of 7 routed, 3 NoRouteCreated', 20_000, async () => {
+          const ns = await admin.nodes();
+          const c = (s: string): number =>
+            ns.filter((n) =>
+              n.status?.conditions?.some((x) => x.type === 'NetworkUnavailable' && x.status === s),
+            ).length;
+          return c('False') === 4 && c('True') === 3;
+        });
+        const events = await admin.eventsFor('FailedToCreateRoute');
+        assert.ok(events.filter((e) => /route limit of 6 reached/.test(e)).length >= 3, events.join('\n'));
+        // No in-place retry: between two lists, each destination is tried at most once.
+        let seen = new Set<string>();
+        for (const c of rc.cloud.log) {
+          if (c.op === 'list') seen = new Set();
+          else if (c.op === 'create') {
+            assert.ok(!seen.has(c.destinationCIDR!), `${c.destinationCIDR} retried in place`);
+            seen.add(c.destinationCIDR!);
+          }
+        }
+        // Deleting a routed node frees a slot: its route goes, a waiting node gets one.
+        const routed = cloud.entries().find((r) => r.targetNode.startsWith('q'))!;
+        await admin.deleteNode(routed.targetNode);
+        await waitFor('deleted node route gone, slot reused', 20_000, () => {
+          const mine = cloud.entries().filter((r) => r.targetNode.startsWith('q'));
+          return mine.length === 4 && !mine.some((r) => r.targetNode === routed.targetNode);
+        });
+        cloud.quota = undefined;
+      });
+    },
+  );
+
+  test(
+    'watch: quota (E10) retries only after 5 min (R46); node deletions still trigger at once',
+    { timeout: 60_000 },
+    async (t) => {
+      const cloud = new AuditedMemoryRoutes({ quota: FOREIGN.length + 2 });
+      await scenario(t, { watch: true, cloud }, async (rc) => {
+        for (let i = 1; i <= 4; i++) await admin.createNode(`wq${i}`, [`10.244.${90 + i}.0/24`]);
+        await waitFor('quota error', 15_000, () =>
+          rc.reports.some((r) => r.failureKinds.has('quota_exceeded')),
+        );
+        const n = rc.reports.length;
+        await new Promise((r) => setTimeout(r, 13_000)); // a retryable error would have retried by now
+        assert.deepEqual(
+          rc.reports.slice(n).filter((r) => r.trigger === 'retry'),
+          [],
+          'no retry within 13 s',
+        );
+        const routed = cloud.entries().find((r) => r.targetNode.startsWith('wq'))!;
+        await admin.deleteNode(routed.targetNode);
+        await waitFor('node deletion reconciled', 10_000, () =>
+          rc.reports.slice(n).some((r) => r.trigger === 'node_change' && r.deleted === 1),
+        );
+        // The raised quota has no Kubernetes event; a node event stands in for the 5-min retry.
+        cloud.quota = undefined;
+        await admin.createNode('wq9', ['10.244.99.0/24']);
+      });
+    },
+  );
+});
