@@ -10,7 +10,8 @@ import { requireTestenv, startControlPlane, testenvBinaries } from '../support/c
 import type { ControlPlane } from '../support/controlplane.ts';
 import { CLUSTER_CIDRS, internalIP, setupControllerUser, waitFor } from '../integration/kube-helpers.ts';
 import { startFaultController, type FaultController, type FaultControllerOptions } from './controller.ts';
-import { AuditedMemoryRoutes, assertCallLog, TrackedAdmin, waitConverged } from './support.ts';
+import { faultScenario } from './scenario.ts';
+import { AuditedMemoryRoutes, TrackedAdmin, waitConverged } from './support.ts';
 
 const enabled = testenvBinaries() !== undefined;
 const FOREIGN = [
@@ -34,42 +35,25 @@ describe('cloud faults', { timeout: 300_000 }, () => {
     await cp?.stop();
   });
 
-  /**
-   * Runs `body` with a fresh cloud (foreign routes seeded) and controller, then
-   * checks the end state and the whole call log, and removes the test's nodes.
-   */
+  /** The scenario with a fresh cloud (foreign routes seeded) and an in-process controller. */
   async function scenario(
     t: TestContext,
     o: { watch: boolean; cloud?: AuditedMemoryRoutes; controller?: FaultControllerOptions['controller'] },
     body: (rc: FaultController, cloud: AuditedMemoryRoutes) => Promise<void>,
-  ): Promise<FaultController | undefined> {
+  ): Promise<void> {
     if (!enabled || cp === undefined) return void requireTestenv(t);
-    const cloud = o.cloud ?? new AuditedMemoryRoutes();
-    for (const r of FOREIGN) cloud.putRoute(r);
-    const rc = startFaultController({ kubeconfig, watch: o.watch, cloud, controller: o.controller });
-    try {
-      await body(rc, cloud);
-      cloud.clearFaults();
-      cloud.quota = undefined;
-      await waitConverged('converged', 30_000, admin, () => cloud.entries(), {
-        clusterCIDRs: CLUSTER_CIDRS,
+    await faultScenario(
+      {
+        t,
+        cp,
+        admin,
+        cloud: o.cloud ?? new AuditedMemoryRoutes(),
         keep: FOREIGN,
-      });
-      const c = assertCallLog(cloud.log, {
-        clusterCIDRs: CLUSTER_CIDRS,
-        history: admin.history,
-        initialRoutes: FOREIGN,
-      });
-      t.diagnostic(`calls ${JSON.stringify(c.counts)}`);
-      return rc;
-    } catch (err) {
-      cp.markFailed(String(err));
-      console.log(rc.logger.tail(40));
-      throw err;
-    } finally {
-      await rc.stop();
-      for (const n of await admin.nodes()) await admin.deleteNode(n.metadata.name);
-    }
+        start: (cloud) =>
+          startFaultController({ kubeconfig, watch: o.watch, cloud, controller: o.controller }),
+      },
+      body,
+    );
   }
 
   const fails = (rc: FaultController, outcome: string): number =>

@@ -1,0 +1,220 @@
+// Apiserver and network faults with the controller in-process (watch mode) as
+// the user of deploy/rbac.yaml: three apiserver restarts during a stream of
+// node changes; a partition (through a TCP proxy) during which nodes change
+// and etcd is compacted, so the resumed watch gets 410 Gone; and established
+// connections silently dropped, which only the informer's watchdog (R57) can
+// notice. The watch cache is off so that 410s are real and deterministic.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
+import type { ControlPlane } from '../support/controlplane.ts';
+import { internalIP, setupControllerUser, waitFor } from '../integration/kube-helpers.ts';
+import { startFaultController, type FaultController } from './controller.ts';
+import { faultScenario } from './scenario.ts';
+import { AuditedMemoryRoutes, TrackedAdmin } from './support.ts';
+import { kubeconfigVia, TcpProxy } from './tcp-proxy.ts';
+
+const enabled = testenvBinaries() !== undefined;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Short watches and watchdog so a half-open watch is noticed within seconds, not minutes. */
+const FAST_INFORMER = {
+  watchTimeoutSeconds: { min: 3, max: 4 },
+  watchdogGraceMs: 2_000,
+  backoff: { initialMs: 250, maxMs: 2_000 },
+};
+
+describe('apiserver and network faults', { timeout: 400_000 }, () => {
+  let cp: ControlPlane | undefined;
+  let admin: TrackedAdmin;
+  let kubeconfig = '';
+  let proxy: TcpProxy | undefined;
+  let proxied = '';
+
+  before(async () => {
+    if (!enabled) return;
+    cp = await startControlPlane({ watchCacheDisabled: true });
+    admin = new TrackedAdmin(cp.adminKubeconfig);
+    kubeconfig = await setupControllerUser(cp);
+    proxy = new TcpProxy(cp.server);
+    await proxy.start();
+    proxied = path.join(cp.dir, 'proxied.kubeconfig');
+    fs.writeFileSync(proxied, kubeconfigVia(fs.readFileSync(kubeconfig, 'utf8'), proxy.url), { mode: 0o600 });
+  });
+
+  after(async () => {
+    await proxy?.stop();
+    await cp?.stop();
+  });
+
+  const start =
+    (kc: () => string) =>
+    (cloud: AuditedMemoryRoutes): FaultController =>
+      startFaultController({ kubeconfig: kc(), watch: true, cloud, informer: FAST_INFORMER });
+
+  test(
+    'three apiserver restarts during a stream of node changes: converges, nothing wrongly deleted',
+    { timeout: 180_000 },
+    async (t) => {
+      if (!enabled || cp === undefined) return void requireTestenv(t);
+      await faultScenario(
+        {
+          t,
+          cp,
+          admin,
+          cloud: new AuditedMemoryRoutes(),
+          start: start(() => kubeconfig),
+          convergeMs: 60_000,
+        },
+        async (rc) => {
+          const stop = new AbortController();
+          let applied = 0;
+          let refused = 0;
+          const live: string[] = [];
+          const stream = (async () => {
+            for (let i = 1; !stop.signal.aborted; i++) {
+              try {
+                if (i % 4 === 0 && live.length > 2) {
+                  const victim = live.splice(Math.floor(live.length / 2), 1)[0]!;
+                  await admin.deleteNode(victim);
+                } else if (i % 4 === 1 && live.length > 0) {
+                  await admin.patchStatus(live[0]!, {
+                    addresses: [{ type: 'InternalIP', address: `10.5.9.${i % 250}` }],
+                  });
+                } else {
+                  await admin.createNode(
+                    `r${i}`,
+                    [`10.244.${100 + (i % 150)}.0/24`],
+                    internalIP(`10.5.0.${i % 250}`),
+                  );
+                  live.push(`r${i}`);
+                }
+                applied++;
+              } catch {
+                refused++; // the apiserver is down; the stream goes on
+              }
+              await sleep(300);
+            }
+          })();
+          for (let k = 0; k < 3; k++) {
+            await sleep(2_500);
+            await cp!.restartApiserver();
+          }
+          await sleep(2_000);
+          stop.abort();
+          await stream;
+          t.diagnostic(`stream: ${applied} changes applied, ${refused} refused while the apiserver was down`);
+          assert.ok(refused > 0 && applied > 10);
+          await waitFor('three informer restarts', 30_000, async () => {
+            return (await rc.restarts('watch_error')) + (await rc.restarts('list_error')) >= 3;
+          });
+        },
+      );
+    },
+  );
+
+  test(
+    'partition, nodes changed and etcd compacted meanwhile: watchdog, 410 Gone, relist, converges',
+    { timeout: 90_000 },
+    async (t) => {
+      if (!enabled || cp === undefined || proxy === undefined) return void requireTestenv(t);
+      const p = proxy;
+      await faultScenario(
+        { t, cp, admin, cloud: new AuditedMemoryRoutes(), start: start(() => proxied), convergeMs: 40_000 },
+        async (rc, cloud) => {
+          for (const i of [1, 2, 3])
+            await admin.createNode(`g${i}`, [`10.244.${30 + i}.0/24`], internalIP(`10.6.0.${i}`));
+          await waitFor('three routes', 20_000, () => cloud.snapshot().length === 3);
+          p.setMode('blackhole');
+          await admin.deleteNode('g2');
+          await admin.createNode('g4', ['10.244.34.0/24'], internalIP('10.6.0.4'));
+          await admin.patchStatus('g1', { addresses: [{ type: 'InternalIP', address: '10.6.1.1' }] });
+          await cp!.compactEtcd();
+          await sleep(3_000);
+          assert.deepEqual(
+            cloud
+              .entries()
+              .map((r) => r.targetNode)
+              .sort(),
+            ['g1', 'g2', 'g3'],
+            'nothing happens while partitioned',
+          );
+          p.setMode('forward');
+          await waitFor('watchdog and 410 relist', 30_000, async () => {
+            return (await rc.restarts('watchdog')) >= 1 && (await rc.restarts('gone')) >= 1;
+          });
+          assert.ok(rc.logger.messages().some((m) => m.startsWith('Node watch expired, relisting')));
+        },
+      );
+    },
+  );
+
+  test(
+    'established connections silently dropped: the watchdog (R57) re-establishes the watch',
+    { timeout: 90_000 },
+    async (t) => {
+      if (!enabled || cp === undefined || proxy === undefined) return void requireTestenv(t);
+      const p = proxy;
+      await faultScenario(
+        { t, cp, admin, cloud: new AuditedMemoryRoutes(), start: start(() => proxied), convergeMs: 40_000 },
+        async (rc, cloud) => {
+          await admin.createNode('b1', ['10.244.51.0/24'], internalIP('10.7.0.1'));
+          await waitFor('b1 route', 20_000, () => cloud.snapshot().length === 1);
+          const dogs = await rc.restarts('watchdog');
+          const accepted = p.accepted;
+          const silenced = p.silenceEstablished();
+          assert.ok(silenced >= 1, 'the watch connection was open');
+          const at = Date.now();
+          await admin.createNode('b2', ['10.244.52.0/24'], internalIP('10.7.0.2'));
+          await waitFor('b2 route', 30_000, () => cloud.snapshot().some((r) => r.targetNode === 'b2'));
+          const took = Date.now() - at;
+          const restarts = (await rc.restarts('watchdog')) - dogs;
+          t.diagnostic(
+            `b2 routed ${took} ms after the connections went silent; ${restarts} watchdog restart(s)`,
+          );
+          assert.ok((await rc.restarts('watchdog')) > dogs, 'only the watchdog could see the dead watch');
+          assert.ok(p.accepted > accepted, 'the client reconnected');
+          // Each dead connection the watch lands on costs timeoutSeconds (≤ 4 s) + grace (2 s).
+          assert.ok(took < 20_000, `${took} ms`);
+        },
+      );
+    },
+  );
+
+  test(
+    'after a watchdog restart the next watch is not sent over another dead pooled connection',
+    {
+      timeout: 60_000,
+      todo:
+        'src/kube/kube-client.ts sends watches through the keep-alive agent: after the watchdog aborts a ' +
+        'half-open watch, the retry may be handed an idle pooled socket that is just as dead, costing another ' +
+        'timeoutSeconds + 60 s (R57) per dead socket; in production 6–11 min each. Fix: watches on a fresh ' +
+        'connection (agent: false, or a non-keep-alive agent), or evict idle sockets on a watchdog restart. ' +
+        'Not applied here: kube-client.ts is being rewritten in the working tree by another change.',
+    },
+    async (t) => {
+      if (!enabled || cp === undefined || proxy === undefined) return void requireTestenv(t);
+      const p = proxy;
+      const cloud = new AuditedMemoryRoutes();
+      const rc = start(() => proxied)(cloud);
+      try {
+        await admin.createNode('d1', ['10.244.61.0/24'], internalIP('10.8.0.1'));
+        // A condition write leaves an idle keep-alive socket in the pool beside the watch.
+        await waitFor(
+          'd1 condition',
+          20_000,
+          async () => (await admin.condition('d1'))?.reason === 'RouteCreated',
+        );
+        const dogs = await rc.restarts('watchdog');
+        p.silenceEstablished();
+        await admin.createNode('d2', ['10.244.62.0/24'], internalIP('10.8.0.2'));
+        await waitFor('d2 route', 30_000, () => cloud.snapshot().some((r) => r.targetNode === 'd2'));
+        assert.equal((await rc.restarts('watchdog')) - dogs, 1, 'one watchdog restart must be enough');
+      } finally {
+        await rc.stop();
+        for (const n of await admin.nodes()) await admin.deleteNode(n.metadata.name);
+      }
+    },
+  );
+});

@@ -1,0 +1,53 @@
+// One fault scenario with the in-process controller: start it on a fresh
+// in-memory cloud, run the fault, then require the exact end state and a clean
+// full call log, and clean up the scenario's nodes.
+import type { TestContext } from 'node:test';
+import type { ControlPlane } from '../support/controlplane.ts';
+import { CLUSTER_CIDRS } from '../integration/kube-helpers.ts';
+import type { FaultController } from './controller.ts';
+import type { CheckOptions, RouteEntry } from './invariants.ts';
+import { assertCallLog, type AuditedMemoryRoutes, type TrackedAdmin, waitConverged } from './support.ts';
+
+export interface ScenarioOptions {
+  readonly t: TestContext;
+  readonly cp: ControlPlane;
+  readonly admin: TrackedAdmin;
+  readonly cloud: AuditedMemoryRoutes;
+  readonly start: (cloud: AuditedMemoryRoutes) => FaultController;
+  /** Seeded routes that must survive (foreign, unparsable). */
+  readonly keep?: readonly RouteEntry[];
+  readonly convergeMs?: number;
+  readonly check?: Partial<CheckOptions>;
+}
+
+export async function faultScenario(
+  o: ScenarioOptions,
+  body: (rc: FaultController, cloud: AuditedMemoryRoutes) => Promise<void>,
+): Promise<void> {
+  const { cloud, admin } = o;
+  for (const r of o.keep ?? []) cloud.putRoute(r);
+  const rc = o.start(cloud);
+  try {
+    await body(rc, cloud);
+    cloud.clearFaults();
+    cloud.quota = undefined;
+    await waitConverged('converged', o.convergeMs ?? 30_000, admin, () => cloud.entries(), {
+      clusterCIDRs: CLUSTER_CIDRS,
+      keep: o.keep ?? [],
+    });
+    const c = assertCallLog(cloud.log, {
+      clusterCIDRs: CLUSTER_CIDRS,
+      history: admin.history,
+      initialRoutes: o.keep ?? [],
+      ...o.check,
+    });
+    o.t.diagnostic(`calls ${JSON.stringify(c.counts)}`);
+  } catch (err) {
+    o.cp.markFailed(String(err));
+    console.log(rc.logger.tail(40));
+    throw err;
+  } finally {
+    await rc.stop();
+    for (const n of await admin.nodes()) await admin.deleteNode(n.metadata.name);
+  }
+}
