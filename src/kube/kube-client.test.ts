@@ -1,20 +1,15 @@
 // KubeClient and kubeconfig loading against a local plain-HTTP server.
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import * as http from 'node:http';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { VirtualClock } from '../core/clock.ts';
 import { KubeApiError, KubeClient, KubeRequestError, apiErrorFrom, parseRetryAfter } from './kube-client.ts';
-import { KubeConfigError, loadKubeConfig } from './kubeconfig.ts';
+import type { KubeConnection } from './kubeconfig.ts';
 import { RequestRateLimiter } from './rate-limiter.ts';
 
-function httpConfig(server: string): k8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromClusterAndUser({ name: 'c', server, skipTLSVerify: true }, { name: 'u', token: 'secret-token' });
-  return kc;
+function httpConfig(server: string): KubeConnection {
+  return { server, token: 'secret-token', insecureSkipTLSVerify: false, origin: 'test' };
 }
 
 describe('KubeClient over HTTP', () => {
@@ -133,6 +128,54 @@ describe('KubeClient over HTTP', () => {
     c.close();
   });
 
+  test('requestStream feeds 2xx bodies chunk by chunk; a throwing sink rejects with its error', async () => {
+    const c = new KubeClient(httpConfig(base));
+    const chunks: Buffer[] = [];
+    const res = await c.requestStream('/ok', {}, (b) => chunks.push(b));
+    assert.equal(res.status, 200);
+    assert.equal(Buffer.concat(chunks).toString(), '{"kind":"Node","metadata":{"name":"a"}}');
+    const boom = new Error('bad item');
+    await assert.rejects(
+      c.requestStream('/ok', {}, () => {
+        throw boom;
+      }),
+      (e: unknown) => e === boom,
+    );
+    await assert.rejects(
+      c.requestStream('/throttled', {}, () => assert.fail('error bodies are not streamed')),
+      (e: unknown) => e instanceof KubeApiError && e.statusCode === 429,
+    );
+    c.close();
+  });
+
+  test('a client-node KubeConfig works too (its auth, our keep-alive)', async () => {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromClusterAndUser(
+      { name: 'c', server: base, skipTLSVerify: true },
+      { name: 'u', token: 'kc-token' },
+    );
+    const c = new KubeClient(kc);
+    assert.deepEqual(await c.requestJson('/ok'), { kind: 'Node', metadata: { name: 'a' } });
+    assert.equal(seen.at(-1)!.headers.authorization, 'Bearer kc-token');
+    assert.equal(await c.clientNodeConfig(), kc);
+    c.close();
+  });
+
+  test('basic auth and no credentials', async () => {
+    const c = new KubeClient({
+      server: base,
+      username: 'u',
+      password: 'p',
+      insecureSkipTLSVerify: false,
+      origin: 't',
+    });
+    await c.request('/ok');
+    assert.equal(seen.at(-1)!.headers.authorization, `Basic ${Buffer.from('u:p').toString('base64')}`);
+    const anon = new KubeClient({ server: base, insecureSkipTLSVerify: false, origin: 't' });
+    await anon.request('/ok');
+    assert.equal(seen.at(-1)!.headers.authorization, undefined);
+  });
+
   test('a refused connection is a KubeRequestError without a status', async () => {
     const c = new KubeClient(httpConfig('http://127.0.0.1:1'));
     await assert.rejects(
@@ -178,91 +221,5 @@ describe('rate limiter and error parsing', () => {
       apiErrorFrom(502, {}, '<html>bad gateway</html>').message,
       'HTTP 502 Bad Gateway: <html>bad gateway</html>',
     );
-  });
-});
-
-describe('loadKubeConfig', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kubeconfig-test-'));
-  after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const file = (name: string, server: string): string => {
-    const p = path.join(dir, name);
-    fs.writeFileSync(
-      p,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name, cluster: { server } }],
-        users: [{ name, user: { token: 't' } }],
-        contexts: [{ name, context: { cluster: name, user: name } }],
-        'current-context': name,
-      }),
-    );
-    return p;
-  };
-
-  test('--kubeconfig wins over KUBECONFIG; --master overrides the server', () => {
-    const a = file('a', 'https://a.example:6443');
-    const b = file('b', 'https://b.example:6443');
-    assert.equal(
-      loadKubeConfig({ kubeconfig: a, env: { KUBECONFIG: b } }).getCurrentCluster()?.server,
-      'https://a.example:6443',
-    );
-    assert.equal(
-      loadKubeConfig({ env: { KUBECONFIG: `${b}${path.delimiter}${a}` } }).getCurrentCluster()?.server,
-      'https://b.example:6443',
-    );
-    const kc = loadKubeConfig({ kubeconfig: a, master: 'https://override:443', env: {} });
-    assert.equal(kc.getCurrentCluster()?.server, 'https://override:443');
-    assert.equal(kc.getCurrentUser()?.token, 't');
-  });
-
-  test('an unreadable or invalid kubeconfig names the path', () => {
-    const missing = path.join(dir, 'nope.yaml');
-    assert.throws(
-      () => loadKubeConfig({ kubeconfig: missing, env: {} }),
-      (e: unknown) => {
-        return (
-          e instanceof KubeConfigError && e.message.includes(missing) && e.message.includes('--kubeconfig')
-        );
-      },
-    );
-    assert.throws(
-      () => loadKubeConfig({ env: { KUBECONFIG: missing } }),
-      (e: unknown) => {
-        return (
-          e instanceof KubeConfigError && e.message.includes(missing) && e.message.includes('KUBECONFIG')
-        );
-      },
-    );
-    const bad = path.join(dir, 'bad.yaml');
-    fs.writeFileSync(bad, 'clusters: [ {');
-    assert.throws(
-      () => loadKubeConfig({ kubeconfig: bad, env: {} }),
-      (e: unknown) => {
-        return e instanceof KubeConfigError && e.message.includes(bad);
-      },
-    );
-  });
-
-  test('in-cluster from the service account directory; nothing at all is a clear error', () => {
-    const sa = path.join(dir, 'sa');
-    fs.mkdirSync(sa, { recursive: true });
-    fs.writeFileSync(path.join(sa, 'token'), 'tok');
-    fs.writeFileSync(path.join(sa, 'ca.crt'), 'ca');
-    const kc = loadKubeConfig({
-      env: { KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' },
-      serviceAccountDir: sa,
-    });
-    assert.equal(kc.getCurrentCluster()?.server, 'https://[fd00::1]:443');
-    assert.throws(
-      () => loadKubeConfig({ env: {}, serviceAccountDir: path.join(dir, 'none') }),
-      /no kubeconfig/,
-    );
-    const m = loadKubeConfig({
-      env: {},
-      master: 'http://127.0.0.1:8080',
-      serviceAccountDir: path.join(dir, 'none'),
-    });
-    assert.equal(m.getCurrentCluster()?.server, 'http://127.0.0.1:8080');
   });
 });

@@ -1,36 +1,33 @@
-// A thin apiserver client on top of a @kubernetes/client-node KubeConfig:
-// raw JSON requests through the client-side rate limiter, and a line-streamed
-// watch that is exempt from it (like client-go). Raw requests rather than the
-// generated API because the informer needs the undeserialised JSON (to strip it
-// before it is retained), Retry-After headers and Status bodies on errors, and
-// an AbortSignal on every call.
+// A thin apiserver client: raw JSON requests through the client-side rate
+// limiter, streamed LIST bodies, and a line-streamed watch that is exempt from
+// the limiter (like client-go). Raw requests rather than client-node's
+// generated API because the informer needs the undeserialised JSON (to strip
+// it before it is retained), Retry-After headers and Status bodies on errors,
+// and an AbortSignal on every call; and because loading that API costs ~80 MB
+// of RSS (see kubeconfig.ts), client-node is only loaded when a kubeconfig
+// needs it or a caller asks for it.
+import * as fs from 'node:fs/promises';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import { RealClock, type Clock } from '../core/clock.ts';
-import { ApiStatusError } from '../core/ports.ts';
+import { EMPTY, SinkError, collect, drain, transportError } from './http-body.ts';
+import { KubeRequestError, apiErrorFrom } from './kube-errors.ts';
+import type { KubeConnection } from './kubeconfig.ts';
 import { RequestRateLimiter } from './rate-limiter.ts';
 
-/** An HTTP error status from the apiserver, with its Status reason and Retry-After. */
-export class KubeApiError extends ApiStatusError {
-  readonly reason: string | undefined;
-  readonly retryAfterMs: number | undefined;
-  constructor(statusCode: number, message: string, opts: { reason?: string; retryAfterMs?: number } = {}) {
-    super(statusCode, message);
-    this.reason = opts.reason;
-    this.retryAfterMs = opts.retryAfterMs;
-  }
-}
-
-/** The request never got an HTTP status: connection refused/reset, TLS, timeout. */
-export class KubeRequestError extends Error {
-  override readonly name = 'KubeRequestError';
-}
+export { KubeApiError, KubeRequestError, apiErrorFrom, parseRetryAfter } from './kube-errors.ts';
 
 export interface KubeResponse {
   readonly status: number;
   readonly headers: http.IncomingHttpHeaders;
   readonly body: string;
+}
+
+export interface KubeRawResponse {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly bytes: Buffer;
 }
 
 export interface KubeRequestOptions {
@@ -59,44 +56,104 @@ export interface KubeClientOptions {
 export const DEFAULT_QPS = 20;
 export const DEFAULT_BURST = 30;
 
+interface Settle {
+  settle: ((r: KubeRawResponse | Error) => void) | undefined;
+}
+
 interface TlsMaterial {
   ca: unknown;
   cert: unknown;
   key: unknown;
 }
 
+/** How often a token file is re-read (client-go: once a minute). */
+const TOKEN_FILE_TTL_MS = 60_000;
+
+function isKubeConfig(c: KubeConnection | k8s.KubeConfig): c is k8s.KubeConfig {
+  return typeof (c as { applyToHTTPSOptions?: unknown }).applyToHTTPSOptions === 'function';
+}
+
 export class KubeClient {
-  readonly kubeConfig: k8s.KubeConfig;
   readonly limiter: RequestRateLimiter;
   readonly server: string;
+  private readonly conn: KubeConnection | undefined;
+  private readonly clock: Clock;
   private readonly userAgent: string;
   private readonly requestTimeoutMs: number;
-  private coreApi: k8s.CoreV1Api | undefined;
+  private kc: Promise<k8s.KubeConfig> | undefined;
+  private coreApi: Promise<k8s.CoreV1Api> | undefined;
   private agent: https.Agent | undefined;
   private agentTls: TlsMaterial | undefined;
+  private fileToken: { value: string; readAt: number } | undefined;
 
-  constructor(kubeConfig: k8s.KubeConfig, opts: KubeClientOptions = {}) {
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    this.kubeConfig = kubeConfig;
-    this.server = cluster.server.replace(/\/+$/, '');
-    this.limiter = new RequestRateLimiter(
-      opts.clock ?? new RealClock(),
-      opts.qps ?? DEFAULT_QPS,
-      opts.burst ?? DEFAULT_BURST,
-    );
+  /**
+   * From a connection read by kubeconfig.ts (no client-node needed unless it
+   * says so), or from a client-node KubeConfig (its auth and agents are used).
+   */
+  constructor(config: KubeConnection | k8s.KubeConfig, opts: KubeClientOptions = {}) {
+    let server: string;
+    if (isKubeConfig(config)) {
+      const cluster = config.getCurrentCluster();
+      if (!cluster) throw new Error('kubeconfig has no current cluster');
+      server = cluster.server;
+      this.kc = Promise.resolve(config);
+    } else {
+      server = config.server;
+      this.conn = config;
+    }
+    this.server = server.replace(/\/+$/, '');
+    this.clock = opts.clock ?? new RealClock();
+    this.limiter = new RequestRateLimiter(this.clock, opts.qps ?? DEFAULT_QPS, opts.burst ?? DEFAULT_BURST);
     this.userAgent = opts.userAgent ?? 'cloud-route-controller';
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 60_000;
   }
 
-  /** The generated CoreV1 client on the same KubeConfig (not rate-limited by this client). */
-  get core(): k8s.CoreV1Api {
-    this.coreApi ??= this.kubeConfig.makeApiClient(k8s.CoreV1Api);
+  /** The same credentials as a client-node KubeConfig (loads client-node). */
+  clientNodeConfig(): Promise<k8s.KubeConfig> {
+    this.kc ??= import('./client-node-config.ts').then((m) => m.clientNodeConfigFor(this.conn!));
+    return this.kc;
+  }
+
+  /** client-node's generated CoreV1 client on the same credentials (not rate-limited by this client). */
+  coreV1Api(): Promise<k8s.CoreV1Api> {
+    this.coreApi ??= Promise.all([import('@kubernetes/client-node'), this.clientNodeConfig()]).then(
+      ([m, kc]) => kc.makeApiClient(m.CoreV1Api),
+    );
     return this.coreApi;
   }
 
   /** A request that resolves on 2xx and throws KubeApiError otherwise. */
   async request(path: string, opts: KubeRequestOptions = {}): Promise<KubeResponse> {
+    const res = await this.requestBytes(path, opts);
+    return { status: res.status, headers: res.headers, body: res.bytes.toString('utf8') };
+  }
+
+  /**
+   * Like `request`, with the body as bytes: a large LIST page then stays
+   * outside the V8 heap (see list-scanner.ts).
+   */
+  async requestBytes(path: string, opts: KubeRequestOptions = {}): Promise<KubeRawResponse> {
+    return this.exchange(path, opts, undefined);
+  }
+
+  /**
+   * Like `request`, but a 2xx body goes to `onChunk` as it arrives and is never
+   * held whole (see list-scanner.ts); an exception from `onChunk` aborts the
+   * request and rejects with it. The returned `bytes` are empty.
+   */
+  async requestStream(
+    path: string,
+    opts: KubeRequestOptions,
+    onChunk: (chunk: Buffer) => void,
+  ): Promise<KubeRawResponse> {
+    return this.exchange(path, opts, onChunk);
+  }
+
+  private async exchange(
+    path: string,
+    opts: KubeRequestOptions,
+    sink: ((chunk: Buffer) => void) | undefined,
+  ): Promise<KubeRawResponse> {
     if (opts.rateLimited ?? true) await this.limiter.wait(opts.signal);
     const body =
       opts.body === undefined
@@ -104,8 +161,14 @@ export class KubeClient {
         : typeof opts.body === 'string'
           ? opts.body
           : JSON.stringify(opts.body);
-    const res = await this.send(path, opts.method ?? 'GET', body, opts);
-    if (res.status < 200 || res.status > 299) throw apiErrorFrom(res.status, res.headers, res.body);
+    const options = await this.requestOptions(opts.method ?? 'GET', body, opts.signal, opts.contentType);
+    const res = await new Promise<KubeRawResponse>((resolve, reject) => {
+      const box: Settle = { settle: (r) => (r instanceof Error ? reject(r) : resolve(r)) };
+      this.issue(path, opts.method ?? 'GET', body, options, opts, box, sink);
+    });
+    if (res.status < 200 || res.status > 299) {
+      throw apiErrorFrom(res.status, res.headers, res.bytes.toString('utf8'));
+    }
     return res;
   }
 
@@ -126,7 +189,7 @@ export class KubeClient {
         const status = res.statusCode ?? 0;
         if (status !== 200) {
           collect(res)
-            .then((b) => reject(apiErrorFrom(status, res.headers, b)))
+            .then((b) => reject(apiErrorFrom(status, res.headers, b.toString('utf8'))))
             .catch(reject);
           return;
         }
@@ -161,26 +224,47 @@ export class KubeClient {
     return this.server.startsWith('http:') ? http : https;
   }
 
-  private async send(
+  /**
+   * The request's listeners reach the caller's promise only through `box`, which
+   * is emptied once it settles: a keep-alive socket keeps its last request and
+   * response (and their listeners' scopes) reachable, which would otherwise pin
+   * the last body, e.g. a multi-MB LIST page, until the socket is reused.
+   */
+  private issue(
     path: string,
     method: string,
     body: string | undefined,
+    options: https.RequestOptions,
     opts: KubeRequestOptions,
-  ): Promise<KubeResponse> {
-    const options = await this.requestOptions(method, body, opts.signal, opts.contentType);
+    box: Settle,
+    sink: ((chunk: Buffer) => void) | undefined,
+  ): void {
     const timeoutMs = opts.timeoutMs ?? this.requestTimeoutMs;
-    return new Promise((resolve, reject) => {
-      const req = this.module().request(`${this.server}${path}`, options, (res) => {
-        collect(res)
-          .then((b) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: b }))
-          .catch((err: unknown) => reject(transportError(err, opts.signal)));
-      });
-      req.setTimeout(timeoutMs, () =>
-        req.destroy(new KubeRequestError(`${method} ${path}: no response within ${timeoutMs} ms`)),
+    const settle = (r: KubeRawResponse | Error): void => {
+      const f = box.settle;
+      box.settle = undefined;
+      f?.(r);
+    };
+    const req = this.module().request(`${this.server}${path}`, options, (res) => {
+      const status = res.statusCode ?? 0;
+      if (sink !== undefined && status >= 200 && status <= 299) {
+        drain(res, sink).then(
+          () => settle({ status, headers: res.headers, bytes: EMPTY }),
+          (err: unknown) =>
+            settle(err instanceof SinkError ? (err.cause as Error) : transportError(err, opts.signal)),
+        );
+        return;
+      }
+      collect(res).then(
+        (b) => settle({ status, headers: res.headers, bytes: b }),
+        (err: unknown) => settle(transportError(err, opts.signal)),
       );
-      req.on('error', (err) => reject(transportError(err, opts.signal)));
-      req.end(body);
     });
+    req.setTimeout(timeoutMs, () =>
+      req.destroy(new KubeRequestError(`${method} ${path}: no response within ${timeoutMs} ms`)),
+    );
+    req.on('error', (err) => settle(transportError(err, opts.signal)));
+    req.end(body);
   }
 
   private async requestOptions(
@@ -189,27 +273,64 @@ export class KubeClient {
     signal: AbortSignal | undefined,
     contentType = 'application/json',
   ): Promise<https.RequestOptions> {
-    // Per request, so rotating bearer tokens (in-cluster, exec plug-ins) are picked up.
-    const o: https.RequestOptions = {};
-    await this.kubeConfig.applyToHTTPSOptions(o);
-    const headers: http.OutgoingHttpHeaders = {
-      ...(o.headers as http.OutgoingHttpHeaders | undefined),
-      accept: 'application/json',
-      'user-agent': this.userAgent,
-    };
+    const headers: http.OutgoingHttpHeaders = { accept: 'application/json', 'user-agent': this.userAgent };
     if (body !== undefined) {
       headers['content-type'] = contentType;
       headers['content-length'] = Buffer.byteLength(body);
     }
-    const proxied = this.kubeConfig.getCurrentCluster()?.proxyUrl !== undefined;
+    const base = { method, headers, ...(signal ? { signal } : {}) };
+    const plain = this.server.startsWith('http:');
+    // The common case: credentials read without client-node.
+    if (this.conn !== undefined && this.conn.clientNode === undefined) {
+      Object.assign(headers, await this.authHeaders(this.conn));
+      const c = this.conn;
+      const tls: https.RequestOptions = {
+        ...(c.ca ? { ca: c.ca } : {}),
+        ...(c.cert ? { cert: c.cert } : {}),
+        ...(c.key ? { key: c.key } : {}),
+        ...(c.tlsServerName ? { servername: c.tlsServerName } : {}),
+        ...(c.insecureSkipTLSVerify ? { rejectUnauthorized: false } : {}),
+      };
+      return { ...base, agent: plain ? undefined : this.keepAliveAgent(tls) };
+    }
+    // A client-node KubeConfig was given, or the kubeconfig needs one (exec, auth-provider,
+    // proxy): applied per request, so rotating credentials are picked up.
+    const kc = await this.clientNodeConfig();
+    const o: https.RequestOptions = {};
+    await kc.applyToHTTPSOptions(o);
+    const proxied = kc.getCurrentCluster()?.proxyUrl !== undefined;
     return {
       ...o,
-      method,
-      headers,
-      ...(signal ? { signal } : {}),
+      ...base,
+      headers: { ...(o.headers as http.OutgoingHttpHeaders | undefined), ...headers },
       // client-node's agent has no keep-alive; ours reuses connections, except through a proxy.
-      agent: this.server.startsWith('http:') ? undefined : proxied ? o.agent : this.keepAliveAgent(o),
+      agent: plain ? undefined : proxied ? o.agent : this.keepAliveAgent(o),
     };
+  }
+
+  private async authHeaders(c: KubeConnection): Promise<Record<string, string>> {
+    let token = c.token;
+    if (c.tokenFile !== undefined) {
+      const now = this.clock.now();
+      if (this.fileToken === undefined || now - this.fileToken.readAt >= TOKEN_FILE_TTL_MS) {
+        try {
+          const value = (await fs.readFile(c.tokenFile, 'utf8')).trim();
+          this.fileToken = { value, readAt: now };
+        } catch (err) {
+          // Keep the last good token, as client-go does; without one the request cannot be made.
+          if (this.fileToken === undefined && token === undefined) {
+            throw new KubeRequestError(`cannot read token file ${c.tokenFile}: ${(err as Error).message}`);
+          }
+        }
+      }
+      token = this.fileToken?.value ?? token;
+    }
+    if (token !== undefined) return { authorization: `Bearer ${token}` };
+    if (c.username !== undefined) {
+      const basic = Buffer.from(`${c.username}:${c.password ?? ''}`).toString('base64');
+      return { authorization: `Basic ${basic}` };
+    }
+    return {};
   }
 
   private keepAliveAgent(o: https.RequestOptions): https.Agent {
@@ -235,58 +356,4 @@ function sameTls(a: TlsMaterial, b: TlsMaterial): boolean {
   const eq = (x: unknown, y: unknown): boolean =>
     Buffer.isBuffer(x) && Buffer.isBuffer(y) ? x.equals(y) : x === y;
   return eq(a.ca, b.ca) && eq(a.cert, b.cert) && eq(a.key, b.key);
-}
-
-function collect(res: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    res.on('data', (c: Buffer) => chunks.push(c));
-    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    res.on('error', reject);
-  });
-}
-
-function transportError(err: unknown, signal: AbortSignal | undefined): Error {
-  if (signal?.aborted || (err instanceof Error && err.name === 'AbortError')) {
-    const e = new Error('The operation was aborted', { cause: err });
-    e.name = 'AbortError';
-    return e;
-  }
-  if (err instanceof KubeRequestError) return err;
-  const msg = err instanceof Error ? err.message : String(err);
-  return new KubeRequestError(msg, { cause: err });
-}
-
-/** Parses a Retry-After header: delta-seconds or an HTTP date. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const s = Number(value);
-  if (Number.isFinite(s)) return Math.max(0, s * 1000);
-  const t = Date.parse(value);
-  return Number.isNaN(t) ? undefined : Math.max(0, t - now);
-}
-
-/** Maps an error response (usually a metav1.Status) to a KubeApiError. */
-export function apiErrorFrom(status: number, headers: http.IncomingHttpHeaders, body: string): KubeApiError {
-  let message = `HTTP ${status} ${http.STATUS_CODES[status] ?? ''}`.trim();
-  let reason: string | undefined;
-  let retryAfterMs = parseRetryAfter(
-    Array.isArray(headers['retry-after']) ? headers['retry-after'][0] : headers['retry-after'],
-  );
-  try {
-    const s = JSON.parse(body) as unknown;
-    if (typeof s === 'object' && s !== null) {
-      const st = s as { message?: unknown; reason?: unknown; details?: { retryAfterSeconds?: unknown } };
-      if (typeof st.message === 'string' && st.message !== '') message = st.message;
-      if (typeof st.reason === 'string' && st.reason !== '') reason = st.reason;
-      const ra = st.details?.retryAfterSeconds;
-      if (retryAfterMs === undefined && typeof ra === 'number' && ra > 0) retryAfterMs = ra * 1000;
-    }
-  } catch {
-    if (body.trim() !== '') message = `${message}: ${body.trim().slice(0, 200)}`;
-  }
-  return new KubeApiError(status, message, {
-    ...(reason === undefined ? {} : { reason }),
-    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-  });
 }

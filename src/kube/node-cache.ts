@@ -11,8 +11,26 @@ function obj(v: unknown): Obj | undefined {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : undefined;
 }
 
+const SHARED = new Map(
+  ['InternalIP', 'ExternalIP', 'Hostname', 'InternalDNS', 'ExternalDNS', 'True', 'False', 'Unknown'].map(
+    (x) => [x, x],
+  ),
+);
+
+/**
+ * A copy of `s` that shares no storage with the text it was parsed from. V8's
+ * JSON.parse may return values as slices of its input, so caching a node's
+ * name would otherwise keep a whole watch event or LIST page alive
+ * (V8 issue 2869); frequent values are shared instead.
+ */
+export function detach(s: string): string {
+  const shared = SHARED.get(s);
+  if (shared !== undefined) return shared;
+  return (' ' + s).slice(1);
+}
+
 function str(v: unknown): string | undefined {
-  return typeof v === 'string' ? v : undefined;
+  return typeof v === 'string' ? detach(v) : undefined;
 }
 
 const NETWORK_UNAVAILABLE = 'NetworkUnavailable';
@@ -44,7 +62,8 @@ export function transformNode(raw: unknown): CachedNode | undefined {
   if (spec) {
     const out: NonNullable<CachedNode['spec']> = {};
     const cidrs = spec['podCIDRs'];
-    if (Array.isArray(cidrs)) out.podCIDRs = cidrs.filter((c): c is string => typeof c === 'string');
+    if (Array.isArray(cidrs))
+      out.podCIDRs = cidrs.filter((c): c is string => typeof c === 'string').map(detach);
     const single = str(spec['podCIDR']);
     if (single !== undefined) out.podCIDR = single;
     const pid = str(spec['providerID']);

@@ -56,18 +56,27 @@ class FakeWatch {
   }
 }
 
-type ListReply = NodeListPage | Error;
+interface FakePage extends NodeListPage {
+  readonly items: readonly unknown[];
+}
+type ListReply = FakePage | Error;
 
 class FakeListWatch implements NodeListWatch {
   readonly lists: { limit: number; continue?: string }[] = [];
   readonly watches: FakeWatch[] = [];
   replies: ((p: { limit: number; continue?: string }) => ListReply)[] = [];
-  list(params: { limit: number; continue?: string }): Promise<NodeListPage> {
+  list(
+    params: { limit: number; continue?: string },
+    _signal: AbortSignal,
+    onItem: (item: unknown) => void,
+  ): Promise<NodeListPage> {
     this.lists.push(params);
     const next = this.replies.shift();
     if (!next) return Promise.reject(new Error('no scripted list reply'));
     const r = next(params);
-    return r instanceof Error ? Promise.reject(r) : Promise.resolve(r);
+    if (r instanceof Error) return Promise.reject(r);
+    for (const item of r.items) onItem(item);
+    return Promise.resolve({ resourceVersion: r.resourceVersion, continue: r.continue });
   }
   watch(
     params: { resourceVersion: string; timeoutSeconds: number },
@@ -85,7 +94,7 @@ class FakeListWatch implements NodeListWatch {
   }
 }
 
-function page(items: object[], rv: string, cont?: string): () => NodeListPage {
+function page(items: object[], rv: string, cont?: string): () => FakePage {
   return () => ({ items, resourceVersion: rv, continue: cont });
 }
 

@@ -15,6 +15,7 @@ import {
 import type { RouteControllerMetrics } from '../controller/metrics.ts';
 import type { KubeClient } from './kube-client.ts';
 import {
+  detach,
   diffCaches,
   informerBackoffMs,
   transformNode,
@@ -211,7 +212,14 @@ export class NodeInformer implements NodeSource {
     for (;;) {
       let page;
       try {
-        page = await this.lw.list({ limit, ...(cont === undefined ? {} : { continue: cont }) }, stop);
+        page = await this.lw.list(
+          { limit, ...(cont === undefined ? {} : { continue: cont }) },
+          stop,
+          (raw) => {
+            const n = transformNode(raw);
+            if (n) next.set(n.metadata!.name!, n);
+          },
+        );
       } catch (err) {
         if (stop.aborted) throw err;
         if (cont !== undefined && statusCodeOf(err) === 410) {
@@ -225,10 +233,6 @@ export class NodeInformer implements NodeSource {
           continue;
         }
         throw new Restart('list_error', errorMessage(err), err);
-      }
-      for (const raw of page.items) {
-        const n = transformNode(raw);
-        if (n) next.set(n.metadata!.name!, n);
       }
       rv = page.resourceVersion;
       if (page.continue === undefined) break;
@@ -334,7 +338,7 @@ export class NodeInformer implements NodeSource {
       }
       case 'BOOKMARK': {
         const md = (ev.object as { metadata?: { resourceVersion?: unknown } } | undefined)?.metadata;
-        this.progress(typeof md?.resourceVersion === 'string' ? md.resourceVersion : undefined);
+        this.progress(typeof md?.resourceVersion === 'string' ? detach(md.resourceVersion) : undefined);
         return;
       }
       case 'ERROR': {

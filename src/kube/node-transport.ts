@@ -1,10 +1,10 @@
 // The two apiserver calls behind the node informer, as an interface so the
 // informer's state machine can be unit-tested against a scripted fake.
 import type { KubeClient } from './kube-client.ts';
+import { ListScanner } from './list-scanner.ts';
+import { detach } from './node-cache.ts';
 
 export interface NodeListPage {
-  /** Raw node objects (the informer strips them before retaining anything). */
-  readonly items: readonly unknown[];
   readonly resourceVersion: string;
   /** Set when more pages follow. */
   readonly continue: string | undefined;
@@ -17,8 +17,16 @@ export interface RawWatchEvent {
 }
 
 export interface NodeListWatch {
-  /** One LIST page; `limit` 0 lists everything at once. Rejects with a statusCode-carrying error. */
-  list(params: { limit: number; continue?: string }, signal: AbortSignal): Promise<NodeListPage>;
+  /**
+   * One LIST page; `limit` 0 lists everything at once. Each raw node object is
+   * passed to `onItem` as it is parsed (the informer strips it before anything
+   * else is allocated). Rejects with a statusCode-carrying error.
+   */
+  list(
+    params: { limit: number; continue?: string },
+    signal: AbortSignal,
+    onItem: (item: unknown) => void,
+  ): Promise<NodeListPage>;
   /**
    * Streams a WATCH from `resourceVersion`. Resolves when the server ends the
    * response (timeoutSeconds elapsed), rejects on an error status, a broken
@@ -38,22 +46,21 @@ function field(o: unknown, key: string): unknown {
 /** LIST/WATCH of `/api/v1/nodes` through a KubeClient (lists rate-limited, watches exempt). */
 export function kubeNodeListWatch(client: KubeClient): NodeListWatch {
   return {
-    async list(params, signal) {
+    async list(params, signal, onItem) {
       const q = new URLSearchParams();
       if (params.limit > 0) q.set('limit', String(params.limit));
       if (params.continue !== undefined) q.set('continue', params.continue);
       const qs = q.toString();
-      const body = await client.requestJson(`/api/v1/nodes${qs === '' ? '' : `?${qs}`}`, { signal });
-      const items = field(body, 'items');
-      const md = field(body, 'metadata');
-      const rv = field(md, 'resourceVersion');
-      const cont = field(md, 'continue');
-      if (!Array.isArray(items) || typeof rv !== 'string') {
-        throw new Error('malformed NodeList: missing items or metadata.resourceVersion');
-      }
+      const scanner = new ListScanner(onItem);
+      await client.requestStream(`/api/v1/nodes${qs === '' ? '' : `?${qs}`}`, { signal }, (c) =>
+        scanner.write(c),
+      );
+      const rest = scanner.end();
+      const rv = field(rest['metadata'], 'resourceVersion');
+      const cont = field(rest['metadata'], 'continue');
+      if (typeof rv !== 'string') throw new Error('malformed NodeList: no metadata.resourceVersion');
       return {
-        items,
-        resourceVersion: rv,
+        resourceVersion: detach(rv),
         continue: typeof cont === 'string' && cont !== '' ? cont : undefined,
       };
     },

@@ -31,10 +31,10 @@ function observed(inner: NodeListWatch, beforeList?: (p: { continue?: string }) 
   const watches: { resourceVersion: string; timeoutSeconds: number }[] = [];
   const events: Record<string, number> = {};
   const lw: NodeListWatch = {
-    async list(p, signal) {
+    async list(p, signal, onItem) {
       await beforeList?.(p);
       try {
-        const page = await inner.list(p, signal);
+        const page = await inner.list(p, signal, onItem);
         lists.push({ ...p, status: 'ok' });
         return page;
       } catch (err) {

@@ -1,0 +1,53 @@
+// Typed apiserver errors and their parsing from HTTP responses.
+import * as http from 'node:http';
+import { ApiStatusError } from '../core/ports.ts';
+
+/** An HTTP error status from the apiserver, with its Status reason and Retry-After. */
+export class KubeApiError extends ApiStatusError {
+  readonly reason: string | undefined;
+  readonly retryAfterMs: number | undefined;
+  constructor(statusCode: number, message: string, opts: { reason?: string; retryAfterMs?: number } = {}) {
+    super(statusCode, message);
+    this.reason = opts.reason;
+    this.retryAfterMs = opts.retryAfterMs;
+  }
+}
+
+/** The request never got an HTTP status: connection refused/reset, TLS, timeout. */
+export class KubeRequestError extends Error {
+  override readonly name = 'KubeRequestError';
+}
+
+/** Parses a Retry-After header: delta-seconds or an HTTP date. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const s = Number(value);
+  if (Number.isFinite(s)) return Math.max(0, s * 1000);
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? undefined : Math.max(0, t - now);
+}
+
+/** Maps an error response (usually a metav1.Status) to a KubeApiError. */
+export function apiErrorFrom(status: number, headers: http.IncomingHttpHeaders, body: string): KubeApiError {
+  let message = `HTTP ${status} ${http.STATUS_CODES[status] ?? ''}`.trim();
+  let reason: string | undefined;
+  let retryAfterMs = parseRetryAfter(
+    Array.isArray(headers['retry-after']) ? headers['retry-after'][0] : headers['retry-after'],
+  );
+  try {
+    const s = JSON.parse(body) as unknown;
+    if (typeof s === 'object' && s !== null) {
+      const st = s as { message?: unknown; reason?: unknown; details?: { retryAfterSeconds?: unknown } };
+      if (typeof st.message === 'string' && st.message !== '') message = st.message;
+      if (typeof st.reason === 'string' && st.reason !== '') reason = st.reason;
+      const ra = st.details?.retryAfterSeconds;
+      if (retryAfterMs === undefined && typeof ra === 'number' && ra > 0) retryAfterMs = ra * 1000;
+    }
+  } catch {
+    if (body.trim() !== '') message = `${message}: ${body.trim().slice(0, 200)}`;
+  }
+  return new KubeApiError(status, message, {
+    ...(reason === undefined ? {} : { reason }),
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  });
+}
