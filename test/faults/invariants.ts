@@ -167,7 +167,8 @@ export class CallLogChecker {
     if (c.op === 'delete') {
       if (!isManaged(this.o.clusterCIDRs, dest) && !allowed)
         this.violations.push(`delete of unmanaged route ${dest}->${target} ${describe(c)}`);
-      else if (!allowed && this.liveRoute(c)) this.pending.push(c);
+      // A throttled delete deleted nothing and defers the rest of the reconcile (R47).
+      else if (!allowed && c.outcome !== 'ThrottledError' && this.liveRoute(c)) this.pending.push(c);
       if (ok && this.table.get(key(dest)) === target) this.table.delete(key(dest));
       if (!ok) {
         const f = this.failedDeletes.get(c.pid) ?? new Set<string>();
