@@ -1,6 +1,7 @@
 // KubeClient and kubeconfig loading against a local plain-HTTP server.
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
+import type { Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { VirtualClock } from '../core/clock.ts';
@@ -103,6 +104,33 @@ describe('KubeClient over HTTP', () => {
       { type: 'BOOKMARK', object: { metadata: { resourceVersion: '9' } } },
     ]);
     c.close();
+  });
+
+  test('requests reuse pooled connections; watches get their own; idle ones can be dropped', async () => {
+    const c = new KubeClient(httpConfig(base));
+    const ports = new Set<number>();
+    const sockets = (): number => ports.size;
+    const onConnection = (s: Socket): void => {
+      ports.add(s.remotePort ?? 0);
+    };
+    server.on('connection', onConnection);
+    try {
+      await c.request('/ok');
+      await c.request('/ok');
+      assert.equal(sockets(), 1, 'keep-alive');
+      await c.watch('/watch-ok', new AbortController().signal, () => {});
+      assert.equal(sockets(), 2, 'a watch opens a fresh connection');
+      await c.watch('/watch-ok', new AbortController().signal, () => {});
+      assert.equal(sockets(), 3, 'and does not return it to the pool');
+      await c.request('/ok');
+      assert.equal(sockets(), 3);
+      c.resetIdleConnections();
+      await c.request('/ok');
+      assert.equal(sockets(), 4, 'idle connections were dropped');
+    } finally {
+      server.off('connection', onConnection);
+      c.close();
+    }
   });
 
   test('watch: error status, broken connection and abort are told apart', async () => {

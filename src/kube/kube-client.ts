@@ -82,7 +82,8 @@ export class KubeClient {
   private readonly requestTimeoutMs: number;
   private kc: Promise<k8s.KubeConfig> | undefined;
   private coreApi: Promise<k8s.CoreV1Api> | undefined;
-  private agent: https.Agent | undefined;
+  private agent: http.Agent | undefined;
+  private streamAgent: http.Agent | undefined;
   private agentTls: TlsMaterial | undefined;
   private fileToken: { value: string; readAt: number } | undefined;
 
@@ -183,7 +184,7 @@ export class KubeClient {
    * status, KubeRequestError on a broken connection, or an AbortError.
    */
   async watch(path: string, signal: AbortSignal, onLine: (line: string) => void): Promise<void> {
-    const options = await this.requestOptions('GET', undefined, signal);
+    const options = await this.requestOptions('GET', undefined, signal, undefined, true);
     return new Promise((resolve, reject) => {
       const req = this.module().request(`${this.server}${path}`, options, (res) => {
         const status = res.statusCode ?? 0;
@@ -217,7 +218,19 @@ export class KubeClient {
   /** Closes pooled connections (the process can then exit without waiting for idle sockets). */
   close(): void {
     this.agent?.destroy();
-    this.agent = undefined;
+    this.streamAgent?.destroy();
+    this.agent = this.streamAgent = undefined;
+  }
+
+  /**
+   * Drops the idle pooled connections. After a watch was found half-open, the
+   * idle sockets opened before it are suspect too (a silent partition or a
+   * dropped NAT entry takes them all); requests in flight are left alone.
+   */
+  resetIdleConnections(): void {
+    for (const list of Object.values(this.agent?.freeSockets ?? {})) {
+      for (const socket of list ?? []) socket.destroy();
+    }
   }
 
   private module(): typeof https | typeof http {
@@ -272,6 +285,7 @@ export class KubeClient {
     body: string | undefined,
     signal: AbortSignal | undefined,
     contentType = 'application/json',
+    stream = false,
   ): Promise<https.RequestOptions> {
     const headers: http.OutgoingHttpHeaders = { accept: 'application/json', 'user-agent': this.userAgent };
     if (body !== undefined) {
@@ -279,7 +293,6 @@ export class KubeClient {
       headers['content-length'] = Buffer.byteLength(body);
     }
     const base = { method, headers, ...(signal ? { signal } : {}) };
-    const plain = this.server.startsWith('http:');
     // The common case: credentials read without client-node.
     if (this.conn !== undefined && this.conn.clientNode === undefined) {
       Object.assign(headers, await this.authHeaders(this.conn));
@@ -291,7 +304,7 @@ export class KubeClient {
         ...(c.tlsServerName ? { servername: c.tlsServerName } : {}),
         ...(c.insecureSkipTLSVerify ? { rejectUnauthorized: false } : {}),
       };
-      return { ...base, agent: plain ? undefined : this.keepAliveAgent(tls) };
+      return { ...base, agent: this.agentFor(tls, stream) };
     }
     // A client-node KubeConfig was given, or the kubeconfig needs one (exec, auth-provider,
     // proxy): applied per request, so rotating credentials are picked up.
@@ -304,7 +317,7 @@ export class KubeClient {
       ...base,
       headers: { ...(o.headers as http.OutgoingHttpHeaders | undefined), ...headers },
       // client-node's agent has no keep-alive; ours reuses connections, except through a proxy.
-      agent: plain ? undefined : proxied ? o.agent : this.keepAliveAgent(o),
+      agent: proxied ? o.agent : this.agentFor(o, stream),
     };
   }
 
@@ -333,22 +346,36 @@ export class KubeClient {
     return {};
   }
 
-  private keepAliveAgent(o: https.RequestOptions): https.Agent {
+  /**
+   * Requests share a keep-alive pool; watches each get a fresh connection
+   * (`stream`): a pooled idle socket may be silently dead, and a watch sent
+   * over it would hang until the watchdog (R57), then maybe take the next one.
+   */
+  private agentFor(o: https.RequestOptions, stream: boolean): http.Agent {
+    const slot = stream ? 'streamAgent' : 'agent';
     const tls: TlsMaterial = { ca: o.ca, cert: o.cert, key: o.key };
-    if (this.agent && this.agentTls && sameTls(this.agentTls, tls)) return this.agent;
-    this.agent?.destroy();
-    this.agent = new https.Agent({
-      keepAlive: true,
-      ca: o.ca,
-      cert: o.cert,
-      key: o.key,
-      pfx: o.pfx,
-      passphrase: o.passphrase,
-      servername: o.servername,
-      ...(o.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: o.rejectUnauthorized }),
-    });
+    const cached = this[slot];
+    if (cached && this.agentTls && sameTls(this.agentTls, tls)) return cached;
+    if (this.agentTls && !sameTls(this.agentTls, tls)) {
+      this.agent?.destroy();
+      this.streamAgent?.destroy();
+      this.agent = this.streamAgent = undefined;
+    }
+    const agent = this.server.startsWith('http:')
+      ? new http.Agent({ keepAlive: !stream })
+      : new https.Agent({
+          keepAlive: !stream,
+          ca: o.ca,
+          cert: o.cert,
+          key: o.key,
+          pfx: o.pfx,
+          passphrase: o.passphrase,
+          servername: o.servername,
+          ...(o.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: o.rejectUnauthorized }),
+        });
+    this[slot] = agent;
     this.agentTls = tls;
-    return this.agent;
+    return agent;
   }
 }
 

@@ -64,6 +64,7 @@ type ListReply = FakePage | Error;
 class FakeListWatch implements NodeListWatch {
   readonly lists: { limit: number; continue?: string }[] = [];
   readonly watches: FakeWatch[] = [];
+  resets = 0;
   replies: ((p: { limit: number; continue?: string }) => ListReply)[] = [];
   list(
     params: { limit: number; continue?: string },
@@ -86,6 +87,9 @@ class FakeListWatch implements NodeListWatch {
     const w = new FakeWatch(params, signal, onEvent);
     this.watches.push(w);
     return w.promise;
+  }
+  resetConnections(): void {
+    this.resets++;
   }
   get watch0(): FakeWatch {
     const w = this.watches.at(-1);
@@ -379,6 +383,7 @@ describe('NodeInformer', () => {
     assert.equal(lw.watches.length, 2);
     assert.equal(lw.watch0.params.resourceVersion, '10');
     assert.deepEqual(await restarts(), { watchdog: 1 });
+    assert.equal(lw.resets, 1, 'idle pooled connections are dropped too');
     assert.ok(logger.messages().some((m) => m.includes('half-open')));
     await informer.stop();
   });

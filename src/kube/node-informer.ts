@@ -184,6 +184,7 @@ export class NodeInformer implements NodeSource {
         }
         if (r.reason === 'watchdog') {
           this.logger.warn(`Node watch presumed half-open, re-establishing: ${r.message}`);
+          this.lw.resetConnections?.();
           continue;
         }
         this.failures++;

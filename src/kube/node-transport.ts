@@ -37,6 +37,8 @@ export interface NodeListWatch {
     signal: AbortSignal,
     onEvent: (event: RawWatchEvent) => void,
   ): Promise<void>;
+  /** Called when a watch was found half-open (R57): idle connections are suspect too. */
+  resetConnections?(): void;
 }
 
 function field(o: unknown, key: string): unknown {
@@ -63,6 +65,9 @@ export function kubeNodeListWatch(client: KubeClient): NodeListWatch {
         resourceVersion: detach(rv),
         continue: typeof cont === 'string' && cont !== '' ? cont : undefined,
       };
+    },
+    resetConnections() {
+      client.resetIdleConnections();
     },
     watch(params, signal, onEvent) {
       const q = new URLSearchParams({
