@@ -30,7 +30,19 @@ export function processIO(): CliIO {
   };
 }
 
-/** R60: every problem on its own line, `error: <message>`. */
+/**
+ * R60: every problem on its own line, `error: <message>`. A multi-line cause
+ * (a YAML parser's code frame) is folded into that line: a line that does not
+ * start with `error:` reads as a second problem or a stray stack trace.
+ */
 export function printErrors(io: CliIO, errors: readonly string[]): void {
-  io.stderr(errors.map((e) => `error: ${e}\n`).join(''));
+  io.stderr(errors.map((e) => `error: ${oneLine(e)}\n`).join(''));
+}
+
+function oneLine(message: string): string {
+  return message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .join(' ');
 }

@@ -299,7 +299,7 @@ export interface EndStateOptions {
   readonly clusterCIDRs: readonly string[];
   /** Routes that must still be there untouched (foreign, unmanaged, unparsable). */
   readonly keep?: readonly RouteEntry[];
-  /** Nodes whose pod CIDRs are not expected to get routes (quota, PermanentError). */
+  /** Canonical pod CIDRs not expected to get a route (e.g. a PermanentError from the cloud). */
   readonly unrouted?: ReadonlySet<string>;
   /** Routes must carry their node's current addresses (a cloud that reports them, R18/R19). */
   readonly checkAddresses?: boolean;
@@ -332,9 +332,8 @@ export function checkEndState(
       if (p !== undefined) claimants.set(p, [...(claimants.get(p) ?? []), n.metadata.name]);
   const expected = new Map<string, string>();
   for (const r of o.keep ?? []) expected.set(key(r.destinationCIDR), r.targetNode);
-  for (const [cidr, names] of claimants) {
-    const wanted = names.filter((n) => !o.unrouted?.has(n));
-    if (wanted.length === 0) continue;
+  for (const [cidr, wanted] of claimants) {
+    if (o.unrouted?.has(cidr)) continue;
     const got = actual.get(cidr)?.[0];
     // R21: any claimant may be the stable owner; exactly one route.
     expected.set(cidr, got !== undefined && wanted.includes(got) ? got : wanted[0]!);

@@ -16,7 +16,15 @@ export interface ScenarioOptions {
   readonly start: (cloud: AuditedMemoryRoutes) => FaultController;
   /** Seeded routes that must survive (foreign, unparsable). */
   readonly keep?: readonly RouteEntry[];
+  /** Seeded routes the controller is expected to delete. */
+  readonly seed?: readonly RouteEntry[];
+  /** Routes expected at the end that were not seeded (e.g. E3's, which outlive their node). */
+  readonly survivors?: () => readonly RouteEntry[];
+  /** Canonical pod CIDRs expected to stay without a route. */
+  readonly unrouted?: ReadonlySet<string>;
   readonly convergeMs?: number;
+  /** The controller's cluster CIDRs, if not the default dual-stack pair. */
+  readonly clusterCIDRs?: readonly string[];
   readonly check?: Partial<CheckOptions>;
 }
 
@@ -25,20 +33,22 @@ export async function faultScenario(
   body: (rc: FaultController, cloud: AuditedMemoryRoutes) => Promise<void>,
 ): Promise<void> {
   const { cloud, admin } = o;
-  for (const r of o.keep ?? []) cloud.putRoute(r);
+  const seeded = [...(o.keep ?? []), ...(o.seed ?? [])];
+  for (const r of seeded) cloud.putRoute({ ...r, name: `seed-${r.destinationCIDR}` });
   const rc = o.start(cloud);
   try {
     await body(rc, cloud);
     cloud.clearFaults();
     cloud.quota = undefined;
     await waitConverged('converged', o.convergeMs ?? 30_000, admin, () => cloud.entries(), {
-      clusterCIDRs: CLUSTER_CIDRS,
-      keep: o.keep ?? [],
+      clusterCIDRs: o.clusterCIDRs ?? CLUSTER_CIDRS,
+      keep: [...(o.keep ?? []), ...(o.survivors?.() ?? [])],
+      ...(o.unrouted ? { unrouted: o.unrouted } : {}),
     });
     const c = assertCallLog(cloud.log, {
-      clusterCIDRs: CLUSTER_CIDRS,
+      clusterCIDRs: o.clusterCIDRs ?? CLUSTER_CIDRS,
       history: admin.history,
-      initialRoutes: o.keep ?? [],
+      initialRoutes: seeded,
       ...o.check,
     });
     o.t.diagnostic(`calls ${JSON.stringify(c.counts)}`);
