@@ -27,6 +27,8 @@ import {
  */
 export class AuditedMemoryRoutes extends MemoryRoutes {
   log: CloudCall[] = [];
+  /** A cloud's own refusals (e.g. no IPv6): an Error to throw for this call, or undefined. */
+  reject: ((op: CloudCall['op'], route: Readonly<Route> | undefined) => Error | undefined) | undefined;
   private hangs: { ops: Set<string>; remaining: number }[] = [];
 
   constructor(opts: MemoryRoutesOptions = {}) {
@@ -74,12 +76,15 @@ export class AuditedMemoryRoutes extends MemoryRoutes {
     detail: Pick<CloudCall, 'destinationCIDR' | 'targetNode' | 'nameHint'>,
     signal: AbortSignal,
     fn: () => Promise<T>,
+    route?: Readonly<Route>,
   ): Promise<T> {
     const start = Date.now();
     let outcome = 'ok';
     let retryAfterMs: number | undefined;
     try {
       await this.maybeHang(op, signal);
+      const refusal = this.reject?.(op, route);
+      if (refusal) throw refusal;
       return await fn();
     } catch (err) {
       outcome = (err as Error).name;
@@ -105,12 +110,18 @@ export class AuditedMemoryRoutes extends MemoryRoutes {
 
   override createRoute(clusterName: string, nameHint: string, route: Readonly<Route>, opts: CallOptions) {
     const d = { destinationCIDR: route.destinationCIDR, targetNode: route.targetNode, nameHint };
-    return this.audit('create', d, opts.signal, () => super.createRoute(clusterName, nameHint, route, opts));
+    return this.audit(
+      'create',
+      d,
+      opts.signal,
+      () => super.createRoute(clusterName, nameHint, route, opts),
+      route,
+    );
   }
 
   override deleteRoute(clusterName: string, route: Readonly<Route>, opts: CallOptions) {
     const d = { destinationCIDR: route.destinationCIDR, targetNode: route.targetNode };
-    return this.audit('delete', d, opts.signal, () => super.deleteRoute(clusterName, route, opts));
+    return this.audit('delete', d, opts.signal, () => super.deleteRoute(clusterName, route, opts), route);
   }
 
   entries(): RouteEntry[] {
