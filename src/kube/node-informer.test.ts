@@ -3,127 +3,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { VirtualClock } from '../core/clock.ts';
-import { MemoryLogger, type NodeEventHandler } from '../core/ports.ts';
-import type { Node } from '../core/types.ts';
+import { MemoryLogger } from '../core/ports.ts';
 import { RouteControllerMetrics } from '../controller/metrics.ts';
 import { KubeApiError, KubeRequestError } from './kube-client.ts';
 import { NodeInformer } from './node-informer.ts';
-import type { NodeListPage, NodeListWatch, RawWatchEvent } from './node-transport.ts';
-
-function raw(name: string, rv: string, uid = `uid-${name}`): object {
-  return {
-    metadata: { name, uid, resourceVersion: rv, managedFields: [{ manager: 'kubelet' }] },
-    spec: { podCIDRs: ['10.0.0.0/24'] },
-    status: { images: [{ names: ['x'] }] },
-  };
-}
-
-class FakeWatch {
-  readonly params: { resourceVersion: string; timeoutSeconds: number };
-  readonly signal: AbortSignal;
-  readonly onEvent: (e: RawWatchEvent) => void;
-  readonly promise: Promise<void>;
-  private resolve!: () => void;
-  private reject!: (e: unknown) => void;
-  constructor(
-    params: { resourceVersion: string; timeoutSeconds: number },
-    signal: AbortSignal,
-    onEvent: (e: RawWatchEvent) => void,
-  ) {
-    this.params = params;
-    this.signal = signal;
-    this.onEvent = onEvent;
-    this.promise = new Promise<void>((res, rej) => {
-      this.resolve = res;
-      this.reject = rej;
-    });
-    const onAbort = (): void => {
-      const e = new Error('aborted');
-      e.name = 'AbortError';
-      this.reject(e);
-    };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort);
-  }
-  send(type: string, object: unknown): void {
-    this.onEvent({ type, object });
-  }
-  end(): void {
-    this.resolve();
-  }
-  fail(err: unknown): void {
-    this.reject(err);
-  }
-}
-
-interface FakePage extends NodeListPage {
-  readonly items: readonly unknown[];
-}
-type ListReply = FakePage | Error;
-
-class FakeListWatch implements NodeListWatch {
-  readonly lists: { limit: number; continue?: string }[] = [];
-  readonly watches: FakeWatch[] = [];
-  resets = 0;
-  replies: ((p: { limit: number; continue?: string }) => ListReply)[] = [];
-  list(
-    params: { limit: number; continue?: string },
-    _signal: AbortSignal,
-    onItem: (item: unknown) => void,
-  ): Promise<NodeListPage> {
-    this.lists.push(params);
-    const next = this.replies.shift();
-    if (!next) return Promise.reject(new Error('no scripted list reply'));
-    const r = next(params);
-    if (r instanceof Error) return Promise.reject(r);
-    for (const item of r.items) onItem(item);
-    return Promise.resolve({ resourceVersion: r.resourceVersion, continue: r.continue });
-  }
-  watch(
-    params: { resourceVersion: string; timeoutSeconds: number },
-    signal: AbortSignal,
-    onEvent: (e: RawWatchEvent) => void,
-  ): Promise<void> {
-    const w = new FakeWatch(params, signal, onEvent);
-    this.watches.push(w);
-    return w.promise;
-  }
-  resetConnections(): void {
-    this.resets++;
-  }
-  get watch0(): FakeWatch {
-    const w = this.watches.at(-1);
-    if (!w) throw new Error('no watch open');
-    return w;
-  }
-}
-
-function page(items: object[], rv: string, cont?: string): () => FakePage {
-  return () => ({ items, resourceVersion: rv, continue: cont });
-}
-
-interface Seen {
-  kind: string;
-  name: string | undefined;
-  rv?: string | undefined;
-  tombstone?: boolean;
-}
-
-function recorder(): { seen: Seen[]; handler: NodeEventHandler } {
-  const seen: Seen[] = [];
-  const md = (n: Node): { name: string | undefined; rv: string | undefined } => ({
-    name: n.metadata?.name,
-    rv: n.metadata?.resourceVersion,
-  });
-  return {
-    seen,
-    handler: {
-      onAdd: (n) => seen.push({ kind: 'add', ...md(n) }),
-      onUpdate: (_o, n) => seen.push({ kind: 'update', ...md(n) }),
-      onDelete: (n, tombstone) => seen.push({ kind: 'delete', ...md(n), tombstone }),
-    },
-  };
-}
+import { FakeListWatch, page, raw, recorder } from './testing/fake-list-watch.ts';
 
 function setup(opts: { pageSize?: number } = {}) {
   const clock = new VirtualClock();
@@ -251,6 +135,28 @@ describe('NodeInformer', () => {
     ]);
     assert.equal(lw.watch0.params.resourceVersion, '30');
     assert.deepEqual(await restarts(), { gone: 1 });
+    await informer.stop();
+  });
+
+  test('410 right after every relist backs off instead of relisting in a loop', async () => {
+    const { clock, lw, informer } = setup();
+    for (let i = 0; i < 4; i++) lw.replies.push(page([], String(10 + i)));
+    informer.start();
+    await clock.advance(0);
+    const gone = (): void =>
+      lw.watch0.send('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' });
+    gone();
+    await clock.advance(0);
+    assert.equal(lw.lists.length, 2, 'the first 410 relists at once');
+    gone();
+    await clock.advance(999);
+    assert.equal(lw.lists.length, 2, 'the second in a row waits');
+    await clock.advance(1);
+    assert.equal(lw.lists.length, 3);
+    lw.watch0.send('BOOKMARK', { metadata: { resourceVersion: '50' } });
+    gone();
+    await clock.advance(0);
+    assert.equal(lw.lists.length, 4, 'after an event, a 410 relists at once again');
     await informer.stop();
   });
 

@@ -82,6 +82,7 @@ export class NodeInformer implements NodeSource {
   private synced = false;
   private rv: string | undefined;
   private failures = 0;
+  private goneStreak = 0;
   private generation = 0;
   private stopper: AbortController | undefined;
   private loop: Promise<void> | undefined;
@@ -177,21 +178,23 @@ export class NodeInformer implements NodeSource {
         if (stop.aborted) break;
         const r = err instanceof Restart ? err : new Restart('watch_error', errorMessage(err), err);
         this.metrics?.informerRestarts.inc({ reason: r.reason });
+        let streak: number;
         if (r.reason === 'gone') {
           this.logger.info(`Node watch expired, relisting: ${r.message}`);
           this.rv = undefined;
-          continue;
-        }
-        if (r.reason === 'watchdog') {
+          // Relist at once (client-go does), but not in a loop: a 410 again before any
+          // event would otherwise hammer the apiserver with full LISTs.
+          streak = ++this.goneStreak - 1;
+          if (streak === 0) continue;
+        } else if (r.reason === 'watchdog') {
           this.logger.warn(`Node watch presumed half-open, re-establishing: ${r.message}`);
           this.lw.resetConnections?.();
           continue;
-        }
-        this.failures++;
-        const delay = informerBackoffMs(this.failures, this.random, this.backoff, r.retryAfterMs);
+        } else streak = ++this.failures;
+        const delay = informerBackoffMs(streak, this.random, this.backoff, r.retryAfterMs);
         const what = r.reason === 'list_error' ? 'list' : 'watch';
         const line = `Failed to ${what} nodes, retrying in ${Math.round(delay)} ms: ${r.message}`;
-        const fields = { statusCode: r.statusCode, failures: this.failures };
+        const fields = { statusCode: r.statusCode, failures: streak };
         if (r.statusCode === 401 || r.statusCode === 403) this.logger.error(line, fields);
         else this.logger.warn(line, fields);
         try {
@@ -359,6 +362,7 @@ export class NodeInformer implements NodeSource {
   private progress(rv: string | undefined): void {
     if (rv !== undefined && rv !== '') this.rv = rv;
     this.failures = 0;
+    this.goneStreak = 0;
     this.metrics?.informerLastEvent.set(this.clock.now() / 1000);
   }
 
