@@ -56,7 +56,6 @@ interface MemSample {
 }
 
 const MB = (b: number): number => Math.round((b / 2 ** 20) * 10) / 10;
-const ms = (ns: number): number => Math.round((ns / 1e6) * 10) / 10;
 // The histogram measures whole sampling intervals: report the delay beyond the interval.
 const RESOLUTION_MS = 10;
 const lag = (ns: number): number => Math.max(0, Math.round((ns / 1e6 - RESOLUTION_MS) * 10) / 10);
