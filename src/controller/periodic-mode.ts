@@ -15,6 +15,7 @@ export function cacheMaintenanceHandler(deps: ReconcileDeps, clock: Clock): Node
       if (uid) {
         deps.expectations.delete(uid);
         deps.latency.forget(uid);
+        deps.reported.forget(uid);
       }
     },
   };

@@ -3,12 +3,13 @@ import type { ConditionTarget } from '../core/condition.ts';
 import type { Cidr } from '../core/cidr.ts';
 import type { NodePlan, ReconcilePlan } from '../core/plan.ts';
 import type { EventRecorder, Logger } from '../core/ports.ts';
+import type { OncePerNode } from './once-per-node.ts';
 
 interface ReportDeps {
   readonly recorder: EventRecorder;
   readonly logger: Logger;
   readonly clusterCIDRs: readonly Cidr[];
-  readonly reported: Set<string>;
+  readonly reported: OncePerNode;
   readonly dryRun: boolean;
 }
 
@@ -21,8 +22,7 @@ export function reportPlanProblems(plan: ReconcilePlan, deps: ReportDeps): void 
   }
   for (const np of plan.nodes) {
     const ref = { name: np.name, uid: np.uid };
-    if (np.duplicates.length > 0 && !reported.has(`dup/${np.uid}`)) {
-      reported.add(`dup/${np.uid}`);
+    if (np.duplicates.length > 0 && reported.first(np.uid, 'duplicates')) {
       logger.warn(`node ${np.name} has duplicate pod CIDRs ${np.duplicates.join(', ')}; using each once`);
     }
     for (const pc of np.podCIDRs) {
@@ -34,8 +34,7 @@ export function reportPlanProblems(plan: ReconcilePlan, deps: ReportDeps): void 
         const msg = `pod CIDR ${pc.podCIDR} is also assigned to node ${pc.detail}; route not created`;
         logger.error(`node ${np.name}: ${msg}`);
         recorder.event(ref, 'Warning', 'FailedToCreateRoute', msg);
-      } else if (pc.outsideClusterCIDRs && !reported.has(`e3/${np.uid}/${pc.canonical}`)) {
-        reported.add(`e3/${np.uid}/${pc.canonical}`);
+      } else if (pc.outsideClusterCIDRs && reported.first(np.uid, `outside/${pc.canonical}`)) {
         const msg = `pod CIDR ${pc.podCIDR} of node ${np.name} is outside the cluster CIDRs ${deps.clusterCIDRs
           .map((c) => c.canonical)
           .join(',')}; its route is created but never deleted by this controller`;

@@ -21,6 +21,7 @@ import { executePlan, type ExecutionResult } from './executor.ts';
 import type { Outcome, RouteControllerMetrics, Trigger } from './metrics.ts';
 import { logDryRunPlan, logNodeActions, reportPlanProblems } from './plan-report.ts';
 import { writeCondition } from './condition-writer.ts';
+import type { OncePerNode } from './once-per-node.ts';
 
 export interface ReconcileDeps {
   readonly routes: Routes;
@@ -39,7 +40,7 @@ export interface ReconcileDeps {
   readonly expectations: ConditionExpectations;
   readonly latency: CreationLatencyTracker;
   /** Process-wide "once per (UID, CIDR)" memory for E3 events and R16 logs. */
-  readonly reported: Set<string>;
+  readonly reported: OncePerNode;
 }
 
 export interface ReconcileReport {

@@ -8,6 +8,7 @@ import type { Trigger } from '../core/trigger-filter.ts';
 import { CloudCaller } from './cloud-call.ts';
 import { CreationLatencyTracker } from './creation-latency.ts';
 import { RouteControllerMetrics } from './metrics.ts';
+import { OncePerNode } from './once-per-node.ts';
 import { DEFAULTS, type RouteControllerOptions } from './options.ts';
 import { runPeriodic } from './periodic-mode.ts';
 import { reconcile, type ReconcileDeps, type ReconcileReport } from './reconcile.ts';
@@ -75,7 +76,7 @@ export class RouteController {
       dryRun: options.dryRun ?? false,
       expectations: new ConditionExpectations(),
       latency: new CreationLatencyTracker(),
-      reported: new Set(),
+      reported: new OncePerNode(),
     };
   }
 

@@ -222,7 +222,7 @@ export class MemoryRoutes implements Routes {
       const fault = this.takeFault(op);
       const latency =
         typeof this.opts.latencyMs === 'number' ? this.opts.latencyMs : (this.opts.latencyMs?.[op] ?? 0);
-      if (fault === 'hang') await sleep(this.clock, Number.MAX_SAFE_INTEGER / 4, opts.signal);
+      if (fault === 'hang') await untilAborted(opts.signal);
       else if (latency > 0) await sleep(this.clock, latency, opts.signal);
       throwIfAborted(opts.signal);
       if (fault) throw fault;
@@ -252,6 +252,15 @@ export class MemoryRoutes implements Routes {
     }
     return undefined;
   }
+}
+
+/** A hung call: settles only when its signal aborts (a timer would be clamped on a real clock). */
+function untilAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    const fail = (): void => reject(new AbortError());
+    if (signal.aborted) fail();
+    else signal.addEventListener('abort', fail, { once: true });
+  });
 }
 
 /** Marks a call that passed the API layer but failed its own checks. */
