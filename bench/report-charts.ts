@@ -2,12 +2,11 @@
 import * as path from 'node:path';
 import { barChart, ecdfChart, lineChart, renderSvg, scalingChart, stripChart } from './lib/charts.ts';
 import type { Results } from './lib/results.ts';
-import { round, spread } from './lib/stats.ts';
+import { isLatency, round, spread } from './lib/stats.ts';
 
 type Row = Record<string, string | number | null>;
 
-const med = (xs: readonly (number | undefined)[]): number | undefined =>
-  spread(xs.filter((x): x is number => x !== undefined))?.median;
+const med = (xs: readonly (number | undefined)[]): number | undefined => spread(xs.filter(isLatency))?.median;
 
 export async function charts(r: Results, dir: string): Promise<void> {
   const label = (id: string): string => r.meta.variants[id] ?? id;
@@ -64,12 +63,8 @@ export async function charts(r: Results, dir: string): Promise<void> {
     const totals: Record<string, number> = {};
     for (const x of r.burst) {
       totals[label(x.variant)] = (totals[label(x.variant)] ?? 0) + x.latencies.length;
-      (lat[label(x.variant)] ??= []).push(
-        ...x.latencies.filter((v): v is number => v !== undefined).map((v) => v / 1000),
-      );
-      (singles[label(x.variant)] ??= []).push(
-        ...x.singlesLatencies.filter((v): v is number => v !== undefined).map((v) => v / 1000),
-      );
+      (lat[label(x.variant)] ??= []).push(...x.latencies.filter(isLatency).map((v) => v / 1000));
+      (singles[label(x.variant)] ??= []).push(...x.singlesLatencies.filter(isLatency).map((v) => v / 1000));
     }
     await renderSvg(
       ecdfChart(
@@ -83,6 +78,22 @@ export async function charts(r: Results, dir: string): Promise<void> {
     await renderSvg(
       stripChart('Single nodes right after the burst: latency (all runs)', singles, 'latency (s)'),
       path.join(dir, 'singles.svg'),
+    );
+  }
+  if (r.settle.length) {
+    const samples: Record<string, number[]> = {};
+    for (const x of r.settle) {
+      const ok = isLatency;
+      (samples[`${label(x.variant)}: 2 s apart`] ??= []).push(
+        ...x.singlesLatencies.filter(ok).map((v) => v / 1000),
+      );
+      (samples[`${label(x.variant)}: after quiet`] ??= []).push(
+        ...x.isolatedLatencies.filter(ok).map((v) => v / 1000),
+      );
+    }
+    await renderSvg(
+      stripChart('After a converged burst: single-node latency (all runs)', samples, 'latency (s)'),
+      path.join(dir, 'settle.svg'),
     );
   }
   if (r.burstVirtual.length) {

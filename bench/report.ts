@@ -3,39 +3,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { charts } from './report-charts.ts';
+import { costSection, memorySection } from './report-cost-memory.ts';
+import { fmt, fmtSpread, med, ratio, table } from './lib/format.ts';
 import type { Results } from './lib/results.ts';
-import { percentile, round, spread } from './lib/stats.ts';
+import { isLatency, percentile } from './lib/stats.ts';
 import { evaluateTargets } from './targets.ts';
-
-export function fmt(x: number | undefined, digits = 1): string {
-  if (x === undefined || !Number.isFinite(x)) return '–';
-  return round(x, digits).toLocaleString('en-US');
-}
-
-/** `median (min–max)` of repeated runs, or the single value. */
-export function fmtSpread(values: readonly (number | undefined)[], digits = 1): string {
-  const s = spread(values.filter((x): x is number => x !== undefined));
-  if (!s) return '–';
-  if (s.n === 1) return fmt(s.median, digits);
-  return `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
-}
-
-export function ratio(ts: number | undefined, go: number | undefined): string {
-  if (ts === undefined || go === undefined || !Number.isFinite(ts) || !Number.isFinite(go)) return '–';
-  if (go === 0) return ts === 0 ? '1 (both 0)' : '∞';
-  return `${round(ts / go, 2)}×`;
-}
-
-function table(head: string[], rows: string[][]): string {
-  return [
-    `| ${head.join(' | ')} |`,
-    `|${head.map(() => '---').join('|')}|`,
-    ...rows.map((r) => `| ${r.join(' | ')} |`),
-  ].join('\n');
-}
-
-const med = (xs: readonly (number | undefined)[]): number | undefined =>
-  spread(xs.filter((x): x is number => x !== undefined))?.median;
 
 const PAIRS: [string, string, string][] = [
   ['periodic', 'ts-periodic', 'go-periodic'],
@@ -145,7 +117,7 @@ function burstSection(r: Results, charts: string): string {
     for (const id of [ts, go]) {
       const runs = by(id);
       const all = runs.flatMap((x) => x.singlesLatencies);
-      const got = all.filter((x): x is number => x !== undefined);
+      const got = all.filter(isLatency);
       singles.push([
         r.meta.variants[id] ?? id,
         String(got.length) + '/' + String(all.length),
@@ -195,6 +167,59 @@ function burstSection(r: Results, charts: string): string {
 
 const ms = (x: number | undefined): number | undefined => (x === undefined ? undefined : x / 1000);
 
+function settleSection(r: Results, charts: string): string {
+  const c = r.meta.config.settle;
+  if (!c || r.settle.length === 0) return '';
+  const pooled = (xs: (number | undefined)[][]): string[] => {
+    const all = xs.flat();
+    const got = all.filter(isLatency);
+    return [
+      `${got.length}/${all.length}`,
+      fmt(percentile(got, 50), 0),
+      fmt(percentile(got, 99), 0),
+      fmt(got.length ? Math.max(...got) : undefined, 0),
+    ];
+  };
+  const rows = Object.keys(r.meta.variants).flatMap((id) => {
+    const runs = r.settle.filter((x) => x.variant === id);
+    if (runs.length === 0) return [];
+    return [
+      [
+        r.meta.variants[id] ?? id,
+        fmtSpread(
+          runs.map((x) => x.burstConvergeS),
+          1,
+        ),
+        ...pooled(runs.map((x) => x.singlesLatencies)),
+        ...pooled(runs.map((x) => x.isolatedLatencies)),
+      ],
+    ];
+  });
+  return [
+    `## Latency after a converged burst (no cloud write limit)`,
+    ``,
+    `${c.nodes} nodes created at once (the cloud answers in ${c.latency}, no rate limit, so every variant converges), ${c.quietMs / 1000} s of quiet, then ${c.singles} single nodes ${c.singleGapMs / 1000} s apart, then ${c.isolated} isolated nodes each after ${c.isolatedGapMs / 1000} s of quiet. Latency in ms, pooled over all runs.`,
+    ``,
+    table(
+      [
+        'Variant',
+        'burst converged (s)',
+        'singles routed',
+        'p50',
+        'p99',
+        'max',
+        'isolated routed',
+        'p50',
+        'p99',
+        'max',
+      ],
+      rows,
+    ),
+    ``,
+    `![latency after a converged burst](${charts}settle.svg)`,
+  ].join('\n');
+}
+
 function failureSection(r: Results, charts: string): string {
   const f = r.meta.config.failure;
   const by = (id: string): Results['failure'] => r.failure.filter((x) => x.variant === id);
@@ -226,117 +251,6 @@ function failureSection(r: Results, charts: string): string {
   ].join('\n');
 }
 
-function costSection(r: Results, charts: string): string {
-  const base = new Map<number, number>();
-  for (const x of r.reconcileCost) if (!base.has(x.change)) base.set(x.change, x.usPerNode);
-  const rows = r.reconcileCost.map((x) => [
-    fmt(x.nodes, 0),
-    fmt(x.routes, 0),
-    `${x.change * 100}%`,
-    `${fmt(x.planMs.median, 2)} (${fmt(x.planMs.min, 2)}–${fmt(x.planMs.max, 2)})`,
-    `${fmt(x.reconcileMs.median, 2)} (${fmt(x.reconcileMs.min, 2)}–${fmt(x.reconcileMs.max, 2)})`,
-    fmt(x.usPerNode, 2),
-    `${round(x.usPerNode / (base.get(x.change) ?? x.usPerNode), 2)}`,
-  ]);
-  const nodes = [...new Set(r.processCost.map((x) => x.nodes))];
-  const prow = nodes.map((n) => {
-    const ts = r.processCost.find((x) => x.nodes === n && x.kind === 'ts');
-    const go = r.processCost.find((x) => x.nodes === n && x.kind === 'go');
-    return [
-      fmt(n, 0),
-      `${fmt(ts?.cpuMsPerReconcile, 2)} (${ts?.reconciles ?? 0} runs)`,
-      `${fmt(go?.cpuMsPerReconcile, 2)} (${go?.reconciles ?? 0} runs)`,
-      ratio(ts?.cpuMsPerReconcile, go?.cpuMsPerReconcile),
-    ];
-  });
-  // Sampling inflates absolute times, so shares are applied to the unprofiled median.
-  const profiled = r.reconcileCost.find((x) => x.nodes === r.profile?.nodes && x.change === 0);
-  const prof = r.profile
-    ? table(
-        ['function', 'where', 'share of self time', '≈ ms of the median reconcile'],
-        r.profile.entries.map((e) => [
-          `\`${e.fn}\``,
-          e.where,
-          `${fmt(e.share * 100, 1)}%`,
-          fmt(e.share * (profiled?.reconcileMs.median ?? NaN), 2),
-        ]),
-      )
-    : '';
-  return [
-    `## Reconcile cost`,
-    ``,
-    `In process: CPU time (process.cpuUsage, user+system) of \`planReconcile\` alone and of the controller's \`reconcileOnce\` (ListRoutes + plan + creates + condition checks; MemoryRoutes with zero latency, MemoryCluster, metrics on, logger off), dual-stack nodes, nothing to change or 1% of routes missing before each pass. ${r.meta.config.cost.iterations} measured passes after 10 warm-up passes; median (min–max) ms. The last column is µs per node relative to the smallest size: 1.0 means linear.`,
-    ``,
-    table(['nodes', 'routes', 'to change', 'plan ms', 'reconcile ms', 'µs/node', 'vs smallest'], rows),
-    ``,
-    `Whole process against the real apiserver (periodic mode with a 1 ms period, nothing to change, CPU of the peer process ÷ ListRoutes calls; includes informer, logging and GC; upstream logs one Info line per node and CIDR):`,
-    ``,
-    table(['nodes (dual-stack)', 'TS ms CPU/reconcile', 'upstream ms CPU/reconcile', 'ratio'], prow),
-    ``,
-    `![reconcile cost](${charts}cost.svg)`,
-    ``,
-    r.profile
-      ? `CPU profile of the in-process reconcile at ${r.profile.nodes} nodes (self time, top functions):\n\n${prof}`
-      : '',
-  ].join('\n');
-}
-
-function memorySection(r: Results, charts: string): string {
-  const nodes = [...new Set(r.memory.map((x) => x.nodes))];
-  const rows = nodes.map((n) => {
-    const get = (k: string): Results['memory'][number] | undefined =>
-      r.memory.find((x) => x.nodes === n && x.kind === k);
-    const ts = get('ts');
-    const js = get('ts-js');
-    const go = get('go');
-    const cell = (m: typeof ts): string =>
-      m ? `${fmt(m.rssMB, 0)} (${fmt(m.baselineMB, 0)} + ${fmt(m.rssMB - m.baselineMB, 0)})` : '–';
-    return [fmt(n, 0), cell(ts), cell(js), cell(go), ratio((js ?? ts)?.rssMB, go?.rssMB)];
-  });
-  return [
-    `## Memory`,
-    ``,
-    `Resident set size (VmRSS) of each peer in watch mode once its cache holds N realistic dual-stack nodes (kubelet-like labels, 4 conditions, 40 images, nodeInfo, managedFields; about 11 KB of JSON each) and the initial reconcile is done. Cells: RSS MB (baseline + growth), where baseline is the process's first report, before its informer listed anything. "TS source" runs the .ts files through Node's type stripping; "TS compiled" is the same peer compiled by tsc, as the published package runs.`,
-    ``,
-    table(['nodes', 'TS source', 'TS compiled', 'upstream', 'ratio (TS compiled ÷ upstream)'], rows),
-    ``,
-    `![memory](${charts}memory.svg)`,
-    ``,
-    informerMemoryTable(r),
-  ].join('\n');
-}
-
-interface MemSample {
-  rssMiB?: number;
-  heapUsedMiB?: number;
-}
-
-/** The kube team's scripts/informer-memory.ts: fresh child processes, RSS after forced GC. */
-function informerMemoryTable(r: Results): string {
-  const im = r.informerMemory;
-  if (!im) return '';
-  const cell = (x: unknown): string => {
-    const s = x as MemSample | undefined;
-    return s?.rssMiB === undefined ? '–' : `${fmt(s.rssMiB, 0)} (heap ${fmt(s.heapUsedMiB, 0)})`;
-  };
-  const rows = ['informer', 'controller', 'raw'].map((mode) => {
-    const m = (im[mode] ?? {}) as Record<string, unknown>;
-    return [
-      mode,
-      cell(m['started']),
-      cell(m['imported']),
-      cell(m['synced'] ?? m['held']),
-      cell(m['reconciled']),
-      fmt(m['peakRssMiB'] as number | undefined, 0),
-    ];
-  });
-  return [
-    `Breakdown by \`scripts/informer-memory.ts\` (${String(im['nodes'])} nodes of about ${fmt(im['avgNodeJsonBytes'] as number | undefined, 0)} bytes of JSON; each mode in a fresh \`--expose-gc\` process, sampled after a forced GC; MiB): \`informer\` = client + NodeInformer, \`controller\` = plus RouteController after its first reconcile, \`raw\` = the untransformed list held as parsed JSON.`,
-    ``,
-    table(['mode', 'at start', 'after imports', 'synced / held', 'after first reconcile', 'peak RSS'], rows),
-  ].join('\n');
-}
-
 export function summaryMarkdown(r: Results, chartPrefix = ''): string {
   const targets = evaluateTargets(r);
   return [
@@ -354,6 +268,8 @@ export function summaryMarkdown(r: Results, chartPrefix = ''): string {
     idleSection(r, chartPrefix),
     ``,
     burstSection(r, chartPrefix),
+    ``,
+    settleSection(r, chartPrefix),
     ``,
     failureSection(r, chartPrefix),
     ``,

@@ -17,10 +17,20 @@ import { writeReport } from './report.ts';
 import { processSession } from './scenarios/process.ts';
 import { burstSession, failureSession, idleSession, routedCluster } from './scenarios/realtime.ts';
 import { profileReconcile, reconcileCost } from './scenarios/reconcile-cost.ts';
+import { settleSession } from './scenarios/settle.ts';
 import { burstVirtual, idleHourVirtual } from './scenarios/virtual.ts';
 import { testenvBinaries } from '../test/support/controlplane.ts';
 
-const SCENARIOS = ['idle-virtual', 'burst-virtual', 'cost', 'idle', 'burst', 'failure', 'process'] as const;
+const SCENARIOS = [
+  'idle-virtual',
+  'burst-virtual',
+  'cost',
+  'idle',
+  'burst',
+  'failure',
+  'settle',
+  'process',
+] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const { values: args } = parseArgs({
@@ -62,6 +72,7 @@ const results: Results = {
   idleReal: [],
   burst: [],
   failure: [],
+  settle: [],
   reconcileCost: [],
   profile: undefined,
   memory: [],
@@ -134,6 +145,11 @@ async function realScenarios(c: BenchCluster, variants: readonly Variant[]): Pro
         log(`  recovered=${r.converged} after ${r.recoveryS ?? '-'} s`);
         save();
       }
+      if (only.has('settle') && cfg.settle) {
+        log(`after a converged burst ${rep}/${cfg.reps}: ${v.id}`);
+        results.settle.push(await settleSession(c, v, cfg.settle, logDir, `settle${rep}`));
+        save();
+      }
     }
   }
   if (only.has('process')) {
@@ -196,7 +212,7 @@ async function informerMemoryScript(): Promise<void> {
 async function main(): Promise<void> {
   log(`suite ${cfg.name}, ${cfg.reps} repetition(s), output ${outDir}`);
   await virtualScenarios();
-  const wantsReal = ['idle', 'burst', 'failure', 'process'].some((s) => only.has(s as Scenario));
+  const wantsReal = ['idle', 'burst', 'failure', 'settle', 'process'].some((s) => only.has(s as Scenario));
   if (wantsReal) {
     const bins = testenvBinaries();
     const goBin = upstreamBinary();

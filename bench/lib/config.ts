@@ -1,6 +1,7 @@
 // The two sizes of the suite. `quick` keeps every scenario but shrinks
 // nodes, windows and repetitions so the whole run stays under five minutes.
 import type { BurstConfig, FailureConfig, IdleConfig } from '../scenarios/realtime.ts';
+import type { SettleConfig } from '../scenarios/settle.ts';
 
 export interface SuiteConfig {
   readonly name: 'full' | 'quick';
@@ -15,6 +16,8 @@ export interface SuiteConfig {
   };
   readonly burst: BurstConfig;
   readonly failure: FailureConfig;
+  /** undefined: skipped (the quick suite has no time for it). */
+  readonly settle: SettleConfig | undefined;
   readonly idle: IdleConfig;
   readonly cost: { nodes: number[]; iterations: number; profileNodes: number; profileIterations: number };
   readonly process: { memoryNodes: number[]; costNodes: number[]; measureMs: number; settleMs: number };
@@ -38,6 +41,16 @@ export const FULL: SuiteConfig = {
     singlesWaitMs: 30_000,
   },
   failure: { nodes: 100, failForMs: 60_000, latency: '20ms', recoveryTimeoutMs: 120_000 },
+  settle: {
+    nodes: 200,
+    latency: '20ms',
+    quietMs: 15_000,
+    singles: 10,
+    singleGapMs: 2000,
+    isolated: 4,
+    isolatedGapMs: 12_000,
+    waitMs: 60_000,
+  },
   idle: { nodes: 1000, warmupMs: 30_000, windowMs: 180_000, heartbeatMs: 10_000 },
   cost: { nodes: [1000, 5000, 10_000], iterations: 15, profileNodes: 5000, profileIterations: 20 },
   process: {
@@ -66,6 +79,7 @@ export const QUICK: SuiteConfig = {
     singlesWaitMs: 12_000,
   },
   failure: { nodes: 20, failForMs: 6000, latency: '20ms', recoveryTimeoutMs: 12_000 },
+  settle: undefined,
   idle: { nodes: 200, warmupMs: 8000, windowMs: 15_000, heartbeatMs: 10_000 },
   cost: { nodes: [1000, 5000], iterations: 5, profileNodes: 5000, profileIterations: 5 },
   process: { memoryNodes: [500], costNodes: [500], measureMs: 3000, settleMs: 4000 },

@@ -1,5 +1,6 @@
 // The shape of bench/out/results.json.
 import type { BurstRun, FailureRun, IdleRun } from '../scenarios/realtime.ts';
+import type { SettleRun } from '../scenarios/settle.ts';
 import type { MemoryRow, ProcessCostRow } from '../scenarios/process.ts';
 import type { CostRow, ProfileEntry } from '../scenarios/reconcile-cost.ts';
 import type { BurstVirtualResult, IdleVirtualResult } from '../scenarios/virtual.ts';
@@ -26,6 +27,7 @@ export interface Results {
   idleReal: IdleRun[];
   burst: BurstRun[];
   failure: FailureRun[];
+  settle: SettleRun[];
   reconcileCost: CostRow[];
   profile: { nodes: number; entries: ProfileEntry[] } | undefined;
   memory: MemoryRow[];

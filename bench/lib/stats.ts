@@ -43,3 +43,8 @@ export function round(x: number, digits = 1): number {
   const f = 10 ** digits;
   return Math.round(x * f) / f;
 }
+
+/** A measured latency: missing ones are undefined in memory and null once read back from JSON. */
+export function isLatency(x: unknown): x is number {
+  return typeof x === 'number' && Number.isFinite(x);
+}
