@@ -2,7 +2,7 @@
 // injected clock: aggregation of similar events, de-duplication of identical
 // ones into a count patch, and the per-object spam filter (R34).
 import type { Clock } from '../core/clock.ts';
-import { TokenBucket } from './rate-limiter.ts';
+import { TokenBucket } from '../core/rate-limiter.ts';
 
 export interface ObjectReference {
   apiVersion: string;

@@ -18,4 +18,4 @@ export { KubeEventRecorder } from './event-recorder.ts';
 export type { KubeEventRecorderOptions } from './event-recorder.ts';
 export { EventCorrelator } from './event-correlator.ts';
 export type { CoreV1Event, CorrelateResult, EventCorrelatorOptions, EventPatch } from './event-correlator.ts';
-export { RequestRateLimiter, TokenBucket } from './rate-limiter.ts';
+export { RequestRateLimiter, TokenBucket } from '../core/rate-limiter.ts';

@@ -7,7 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import { VirtualClock } from '../core/clock.ts';
 import { KubeApiError, KubeClient, KubeRequestError, apiErrorFrom, parseRetryAfter } from './kube-client.ts';
 import type { KubeConnection } from './kubeconfig.ts';
-import { RequestRateLimiter } from './rate-limiter.ts';
+import { RequestRateLimiter } from '../core/rate-limiter.ts';
 
 function httpConfig(server: string): KubeConnection {
   return { server, token: 'secret-token', insecureSkipTLSVerify: false, origin: 'test' };

@@ -1,7 +1,8 @@
-// Client-side token buckets: the apiserver request limiter (--kube-api-qps /
-// --kube-api-burst, client-go's flowcontrol semantics) and the per-object
-// bucket of the event spam filter. All time comes from an injected Clock.
-import { sleep, type Clock } from '../core/clock.ts';
+// Client-side token buckets (client-go flowcontrol semantics): the apiserver
+// request limiter (--kube-api-qps/--kube-api-burst), the cloud write pacer
+// (--cloud-write-qps/--cloud-write-burst) and the per-object bucket of the
+// event spam filter. All time comes from an injected Clock.
+import { sleep, type Clock } from './clock.ts';
 
 export class TokenBucket {
   readonly qps: number;
