@@ -148,6 +148,18 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'Watch mode: safety resync of routes after each successful reconcile, jittered ±10%; 0 disables, else at least 10s.',
   },
   {
+    name: 'cloud-write-qps',
+    kind: 'float',
+    default: '0',
+    help: 'Client-side budget for route writes (create, delete, batch) per second, shared by all reconciles; set it just under the write limit of the cloud so a burst of new nodes costs one call per route instead of throttled retries. 0: unpaced (upstream behaviour).',
+  },
+  {
+    name: 'cloud-write-burst',
+    kind: 'int',
+    default: '0',
+    help: 'Burst of the cloud write budget; 0 means max(1, ceil(2 * cloud-write-qps)). Ignored when --cloud-write-qps is 0.',
+  },
+  {
     name: 'dry-run',
     kind: 'bool',
     default: 'false',

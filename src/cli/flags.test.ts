@@ -27,6 +27,7 @@ describe('flag parsing', () => {
     assert.equal(f.minResyncPeriodMs, 12 * 3_600_000);
     assert.equal(f.kubeApiQps, 20);
     assert.equal(f.kubeApiBurst, 30);
+    assert.equal(f.cloudWriteQps, 0, 'unpaced by default, as upstream');
     assert.equal(f.leaderElect, true);
     assert.equal(f.leaseDurationMs, 15_000);
     assert.equal(f.renewDeadlineMs, 10_000);
@@ -181,6 +182,22 @@ describe('R60 validation messages', () => {
       ),
       [],
     );
+  });
+
+  test('cloud write budget', () => {
+    const f = (...a: string[]) => parseFlags([...BASE, ...a]).flags;
+    assert.equal(f('--cloud-write-qps=20').cloudWriteBurst, 40, 'default burst: two seconds of writes');
+    assert.equal(f('--cloud-write-qps=0.2').cloudWriteBurst, 1);
+    assert.equal(f('--cloud-write-qps=20', '--cloud-write-burst=5').cloudWriteBurst, 5);
+    assert.equal(f('--cloud-write-qps=1.5').cloudWriteQps, 1.5);
+    assert.deepEqual(errorsOf('--cloud-write-qps=-1'), ['--cloud-write-qps must be 0 or greater']);
+    assert.deepEqual(errorsOf('--cloud-write-qps=1e999'), [
+      'invalid --cloud-write-qps "1e999": strconv.ParseFloat: parsing "1e999": invalid syntax',
+    ]);
+    assert.deepEqual(errorsOf('--cloud-write-burst=-3'), ['--cloud-write-burst must be 0 or greater']);
+    assert.deepEqual(errorsOf('--cloud-write-burst=2.5'), [
+      'invalid --cloud-write-burst "2.5": strconv.ParseInt: parsing "2.5": invalid syntax',
+    ]);
   });
 
   test('qps and burst', () => {

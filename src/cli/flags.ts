@@ -3,6 +3,7 @@
 // provider registry live in preflight.ts.
 import { hasHostBits, parseCIDR, type Cidr } from '../core/cidr.ts';
 import { parseDuration } from '../core/duration.ts';
+import { defaultWriteBurst } from '../controller/options.ts';
 import { parseBindAddress, type BindAddress } from '../server/bind-address.ts';
 import { FLAGS, GATES, WATCH_GATE } from './flag-table.ts';
 
@@ -34,6 +35,10 @@ export interface DaemonFlags {
   readonly resourceName: string;
   readonly resourceNamespace: string;
   readonly routeResyncPeriodMs: number;
+  /** 0: unpaced. */
+  readonly cloudWriteQps: number;
+  /** Resolved: the default is derived from the rate. */
+  readonly cloudWriteBurst: number;
   readonly dryRun: boolean;
   readonly metricsBindAddress: BindAddress;
   readonly healthProbeBindAddress: BindAddress;
@@ -230,6 +235,8 @@ export function parseFlags(argv: readonly string[]): ParseResult {
   const resourceLock = str('leader-elect-resource-lock');
   const kubeApiQps = convert(raw, 'kube-api-qps', errors, parseFloatStrict);
   const kubeApiBurst = convert(raw, 'kube-api-burst', errors, parseInteger);
+  const cloudWriteQps = convert(raw, 'cloud-write-qps', errors, parseFloatStrict);
+  const cloudWriteBurstFlag = convert(raw, 'cloud-write-burst', errors, parseInteger);
   const logFormat = str('log-format');
   const verbosity = convert(raw, 'v', errors, (v) => {
     const n = parseInteger(v);
@@ -267,6 +274,8 @@ export function parseFlags(argv: readonly string[]): ParseResult {
   }
   if (!(kubeApiQps > 0)) errors.push('--kube-api-qps must be greater than 0');
   if (!(kubeApiBurst > 0)) errors.push('--kube-api-burst must be greater than 0');
+  if (!(cloudWriteQps >= 0)) errors.push('--cloud-write-qps must be 0 or greater');
+  if (!(cloudWriteBurstFlag >= 0)) errors.push('--cloud-write-burst must be 0 or greater');
   if (logFormat !== 'text' && logFormat !== 'json') errors.push('--log-format must be one of: text, json');
 
   const flags: DaemonFlags = {
@@ -291,6 +300,8 @@ export function parseFlags(argv: readonly string[]): ParseResult {
     resourceName: str('leader-elect-resource-name'),
     resourceNamespace: str('leader-elect-resource-namespace'),
     routeResyncPeriodMs,
+    cloudWriteQps,
+    cloudWriteBurst: cloudWriteBurstFlag > 0 ? cloudWriteBurstFlag : defaultWriteBurst(cloudWriteQps),
     dryRun: bool('dry-run'),
     metricsBindAddress: bind('metrics-bind-address'),
     healthProbeBindAddress: bind('health-probe-bind-address'),

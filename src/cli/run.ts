@@ -143,6 +143,8 @@ export async function runDaemon(argv: readonly string[], io: CliIO): Promise<num
       watchBasedReconciliation: flags.watchBasedReconciliation,
       routeReconciliationPeriodMs: flags.routeReconciliationPeriodMs,
       routeResyncPeriodMs: flags.routeResyncPeriodMs,
+      cloudWriteQPS: flags.cloudWriteQps,
+      cloudWriteBurst: flags.cloudWriteBurst,
       minResyncPeriodMs: flags.minResyncPeriodMs,
       dryRun: flags.dryRun,
       metrics,

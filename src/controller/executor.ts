@@ -1,7 +1,9 @@
-// Executes a reconcile plan's deletes and creates (SPEC §3.3, R8, R24–R27, R47).
+// Executes a reconcile plan's deletes and creates (SPEC §3.3, R8, R24–R27, R47),
+// optionally paced by the cloud write budget (--cloud-write-qps).
 import { sleep, type Clock } from '../core/clock.ts';
 import { type ErrorKind, errorKind, retryAfterMs } from '../core/errors.ts';
 import type { PlannedCreate, PlannedDelete } from '../core/plan.ts';
+import type { RequestRateLimiter } from '../core/rate-limiter.ts';
 import { Semaphore } from '../core/semaphore.ts';
 import type { OperationResult, ReconcileScope, Routes } from '../core/types.ts';
 import type { CallResult, CloudCaller } from './cloud-call.ts';
@@ -35,6 +37,15 @@ export interface ExecutorDeps {
   readonly maxConcurrent: number;
   readonly scope: ReconcileScope;
   readonly signal: AbortSignal;
+  /**
+   * The cloud's write budget, shared by all reconciles. Each create, delete or
+   * applyRoutes call takes a token before it starts, so a burst of N routes
+   * reaches the cloud at the rate it accepts instead of as 200 calls of which
+   * all beyond its burst come back throttled (R47 would then defer the rest).
+   */
+  readonly writeLimiter?: RequestRateLimiter | undefined;
+  /** Seconds spent waiting for the write budget (a metric). */
+  readonly onPaced?: ((seconds: number) => void) | undefined;
 }
 
 /** R24: upstream RetryOnConflict with updateNetworkConditionBackoff. */
@@ -47,9 +58,13 @@ class Run {
   throttled = false;
   throttleUntil: number | undefined;
   private readonly deps: ExecutorDeps;
+  /** Aborted on the first throttle, so calls waiting for the write budget stop at once. */
+  private readonly stopPacing = new AbortController();
+  private readonly paceSignal: AbortSignal;
 
   constructor(deps: ExecutorDeps) {
     this.deps = deps;
+    this.paceSignal = AbortSignal.any([deps.signal, this.stopPacing.signal]);
   }
 
   /** Whether a new mutation may start now; otherwise the status to report. */
@@ -59,9 +74,26 @@ class Run {
     return undefined;
   }
 
+  /** Waits for the write budget, then gates again: a throttle seen meanwhile stops this call. */
+  async paced(): Promise<OpStatus | undefined> {
+    const limiter = this.deps.writeLimiter;
+    if (limiter === undefined) return this.gate();
+    const start = this.deps.clock.now();
+    try {
+      await limiter.wait(this.paceSignal);
+    } catch {
+      return this.gate() ?? 'canceled';
+    } finally {
+      const waited = this.deps.clock.now() - start;
+      if (waited > 0) this.deps.onPaced?.(waited / 1000);
+    }
+    return this.gate();
+  }
+
   note(r: { outcome: string; retryAfterMs: number | undefined }): void {
     if (r.outcome === 'throttled' || r.retryAfterMs !== undefined) {
       this.throttled = true;
+      this.stopPacing.abort();
       // "Latest wins" (R47).
       if (r.retryAfterMs !== undefined) this.throttleUntil = this.deps.clock.now() + r.retryAfterMs;
     }
@@ -91,7 +123,7 @@ class Run {
       // The gate is checked once a slot is held: a throttle seen while waiting stops this call too.
       // The outcome is noted before the slot is released, so the next waiter sees the throttle.
       const r = await slot(async () => {
-        const gated = this.gate();
+        const gated = this.gate() ?? (await this.paced());
         if (gated) return gated;
         const res = await once();
         this.note(res.ok ? { outcome: 'success', retryAfterMs: undefined } : res);
@@ -173,7 +205,7 @@ async function executeBatched(
         break;
       }
     }
-    const gated = run.gate();
+    const gated = run.gate() ?? (await run.paced());
     if (gated) {
       for (const i of pending) results[i]!.status = gated;
       return split(results, deletes.length);

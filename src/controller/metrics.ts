@@ -24,6 +24,7 @@ export class RouteControllerMetrics {
   readonly creationLatency: Histogram<'ip_family'>;
   readonly cloudCalls: Counter<'operation' | 'outcome'>;
   readonly cloudCallDuration: Histogram<'operation'>;
+  readonly cloudWriteWait: Counter;
   readonly reconcileDuration: Histogram<'trigger'>;
   readonly lastSuccess: Gauge;
   readonly queueDepth: Gauge<'name'>;
@@ -71,6 +72,11 @@ export class RouteControllerMetrics {
       help: 'Latency of cloud provider calls.',
       labelNames: ['operation'],
       buckets: exp(0.005, 2, 16),
+      registers,
+    });
+    this.cloudWriteWait = new Counter({
+      name: 'route_controller_cloud_write_wait_seconds_total',
+      help: 'Time route writes waited for the client-side cloud write budget (--cloud-write-qps).',
       registers,
     });
     this.reconcileDuration = new Histogram({

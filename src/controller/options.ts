@@ -28,6 +28,13 @@ export interface RouteControllerOptions {
   readonly minReconcileIntervalMs?: number;
   /** Create+delete calls in flight per reconcile (default 200). */
   readonly maxConcurrentRouteOperations?: number;
+  /**
+   * --cloud-write-qps: client-side budget for route writes (create, delete,
+   * applyRoutes) across reconciles; 0 or absent: unpaced, as upstream.
+   */
+  readonly cloudWriteQPS?: number;
+  /** --cloud-write-burst (default: max(1, ⌈2 × qps⌉)). */
+  readonly cloudWriteBurst?: number;
   /** Timeout of every provider call (default 5 min). */
   readonly cloudCallTimeoutMs?: number;
   readonly dryRun?: boolean;
@@ -49,3 +56,6 @@ export const DEFAULTS = {
   maxConcurrentRouteOperations: 200,
   cloudCallTimeoutMs: 5 * 60_000,
 } as const;
+
+/** The write burst when only the rate is given: two seconds' worth, like the bench's clouds. */
+export const defaultWriteBurst = (qps: number): number => Math.max(1, Math.ceil(2 * qps));

@@ -17,6 +17,7 @@ import { Semaphore } from '../core/semaphore.ts';
 import type { NodeLister, Routes } from '../core/types.ts';
 import type { CloudCaller } from './cloud-call.ts';
 import type { CreationLatencyTracker } from './creation-latency.ts';
+import type { RequestRateLimiter } from '../core/rate-limiter.ts';
 import { executePlan, type ExecutionResult } from './executor.ts';
 import type { Outcome, RouteControllerMetrics, Trigger } from './metrics.ts';
 import { logDryRunPlan, logNodeActions, reportPlanProblems } from './plan-report.ts';
@@ -36,6 +37,8 @@ export interface ReconcileDeps {
   readonly clusterName: string;
   readonly clusterCIDRs: readonly Cidr[];
   readonly maxConcurrent: number;
+  /** --cloud-write-qps/--cloud-write-burst; undefined: unpaced, as upstream. */
+  readonly writeLimiter: RequestRateLimiter | undefined;
   readonly dryRun: boolean;
   readonly expectations: ConditionExpectations;
   readonly latency: CreationLatencyTracker;
@@ -151,6 +154,8 @@ export async function reconcile(
     maxConcurrent: deps.maxConcurrent,
     scope,
     signal,
+    writeLimiter: deps.writeLimiter,
+    onPaced: (seconds) => deps.metrics?.cloudWriteWait.inc(seconds),
   });
 
   let deleted = 0;

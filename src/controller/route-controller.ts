@@ -3,13 +3,14 @@
 import { parseCIDR, type Cidr } from '../core/cidr.ts';
 import { RealClock, type Clock } from '../core/clock.ts';
 import { ConditionExpectations } from '../core/expectations.ts';
+import { RequestRateLimiter } from '../core/rate-limiter.ts';
 import { nopLogger, noopRecorder, type Logger } from '../core/ports.ts';
 import type { Trigger } from '../core/trigger-filter.ts';
 import { CloudCaller } from './cloud-call.ts';
 import { CreationLatencyTracker } from './creation-latency.ts';
 import { RouteControllerMetrics } from './metrics.ts';
 import { OncePerNode } from './once-per-node.ts';
-import { DEFAULTS, type RouteControllerOptions } from './options.ts';
+import { DEFAULTS, defaultWriteBurst, type RouteControllerOptions } from './options.ts';
 import { runPeriodic } from './periodic-mode.ts';
 import { reconcile, type ReconcileDeps, type ReconcileReport } from './reconcile.ts';
 import { WatchMode } from './watch-mode.ts';
@@ -73,6 +74,7 @@ export class RouteController {
       clusterName: options.clusterName ?? DEFAULTS.clusterName,
       clusterCIDRs: this.clusterCIDRs,
       maxConcurrent: options.maxConcurrentRouteOperations ?? DEFAULTS.maxConcurrentRouteOperations,
+      writeLimiter: writeLimiter(options, this.clock),
       dryRun: options.dryRun ?? false,
       expectations: new ConditionExpectations(),
       latency: new CreationLatencyTracker(),
@@ -144,4 +146,18 @@ export class RouteController {
       this.logger.info('Shutting down route controller');
     }
   }
+}
+
+/** The shared cloud write budget, or undefined when unpaced (qps 0 or absent). */
+function writeLimiter(options: RouteControllerOptions, clock: Clock): RequestRateLimiter | undefined {
+  const qps = options.cloudWriteQPS ?? 0;
+  if (!Number.isFinite(qps) || qps < 0)
+    throw new RouteControllerConfigError(`RouteController: cloudWriteQPS must be >= 0, got ${qps}`);
+  if (qps === 0) return undefined;
+  const burst = options.cloudWriteBurst ?? defaultWriteBurst(qps);
+  if (!Number.isInteger(burst) || burst < 1)
+    throw new RouteControllerConfigError(
+      `RouteController: cloudWriteBurst must be an integer >= 1, got ${burst}`,
+    );
+  return new RequestRateLimiter(clock, qps, burst);
 }
