@@ -27,6 +27,10 @@ function machineSection(r: Results): string {
       : []),
     `- Versions: Node ${v.node}, kube-apiserver ${v.kubeApiserver ?? '–'}, etcd ${v.etcd ?? '–'}, ${v.go ?? 'Go ?'}; upstream peer ${v.upstreamPeer}; ${v.controller}`,
     ...Object.entries(r.meta.skipped).map(([k, why]) => `- **Skipped ${k}:** ${why}`),
+    ...(r.meta.merges ?? []).map(
+      (m) =>
+        `- **Re-measured** ${m.scenarios.join(', ')} in a later invocation (\`--merge\`) started ${m.startedAt}, wall time ${fmt(m.wallS / 60, 1)} min${m.loadAvg1m ? `, load average median ${fmt(m.loadAvg1m.median, 2)}` : ''}; those sections come from it.`,
+    ),
   ].join('\n');
 }
 
@@ -141,7 +145,7 @@ function burstSection(r: Results, charts: string): string {
   return [
     `## Burst: ${b.nodes} nodes within ${b.spreadMs / 1000} s (real kube-apiserver)`,
     ``,
-    `Cloud: ${b.latency} per call, ${b.writeRate} writes/s (token bucket, burst ${b.writeBurst}; over the limit a call fails as throttled, like the TS MemoryRoutes). Latency is per node, from its create being acknowledged by the apiserver (pod CIDR visible) to its route being created. A run stops waiting after ${b.timeoutMs / 1000} s or ${b.stallMs / 1000} s without a new route. Cells: median (min–max) over runs; ratio = TS ÷ upstream medians.`,
+    `Cloud: ${b.latency} per call, ${b.writeRate} writes/s (token bucket, burst ${b.writeBurst}; over the limit a call fails as throttled, like the TS MemoryRoutes).${b.tsWriteBudget ? ` The TS peers run with \`--cloud-write-qps=${b.tsWriteBudget.qps} --cloud-write-burst=${b.tsWriteBudget.burst}\` (a write budget 5% under the cloud's published limit, as docs/daemon.md advises); upstream has no such setting and starts up to 200 calls at once.` : ' Both peers start up to 200 calls at once (no client-side write budget).'} Latency is per node, from its create being acknowledged by the apiserver (pod CIDR visible) to its route being created. A run stops waiting after ${b.timeoutMs / 1000} s or ${b.stallMs / 1000} s without a new route. Cells: median (min–max) over runs; ratio = TS ÷ upstream medians.`,
     ``,
     table(['Metric', 'TS periodic', 'upstream off', 'ratio', 'TS watch', 'upstream on', 'ratio'], rows),
     ``,

@@ -10,7 +10,7 @@ import { startBenchCluster, type BenchCluster } from './lib/apiserver.ts';
 import { FULL, QUICK, type SuiteConfig } from './lib/config.ts';
 import { machineInfo, versions } from './lib/machine.ts';
 import { upstreamBinary, VARIANTS, type Variant } from './lib/peers.ts';
-import type { Results } from './lib/results.ts';
+import { SCENARIO_FIELDS, type Results } from './lib/results.ts';
 import { spread } from './lib/stats.ts';
 import { compileTsPeer } from './lib/build-ts.ts';
 import { writeReport } from './report.ts';
@@ -21,17 +21,8 @@ import { settleSession } from './scenarios/settle.ts';
 import { burstVirtual, idleHourVirtual } from './scenarios/virtual.ts';
 import { testenvBinaries } from '../test/support/controlplane.ts';
 
-const SCENARIOS = [
-  'idle-virtual',
-  'burst-virtual',
-  'cost',
-  'idle',
-  'burst',
-  'failure',
-  'settle',
-  'process',
-] as const;
-type Scenario = (typeof SCENARIOS)[number];
+const SCENARIOS = Object.keys(SCENARIO_FIELDS) as Scenario[];
+type Scenario = keyof typeof SCENARIO_FIELDS;
 
 const { values: args } = parseArgs({
   options: {
@@ -39,6 +30,8 @@ const { values: args } = parseArgs({
     reps: { type: 'string' },
     only: { type: 'string' },
     out: { type: 'string', default: path.join(import.meta.dirname, 'out') },
+    // Re-measure some scenarios (--only) into an earlier results.json; the summary lists the merge.
+    merge: { type: 'string' },
   },
 });
 
@@ -47,6 +40,14 @@ const cfg: SuiteConfig = {
   ...(args.reps ? { reps: Number(args.reps) } : {}),
 };
 const only = new Set((args.only ?? SCENARIOS.join(',')).split(',') as Scenario[]);
+for (const s of only) {
+  if (!(s in SCENARIO_FIELDS)) {
+    process.stderr.write(`unknown scenario ${s}; known: ${SCENARIOS.join(', ')}\n`);
+    process.exit(2);
+  }
+}
+const mergeInto: Results | undefined =
+  args.merge === undefined ? undefined : (JSON.parse(fs.readFileSync(args.merge, 'utf8')) as Results);
 const outDir = path.resolve(args.out);
 const logDir = path.join(outDir, 'logs');
 fs.mkdirSync(logDir, { recursive: true });
@@ -100,10 +101,11 @@ async function virtualScenarios(): Promise<void> {
     }
   }
   if (only.has('burst-virtual')) {
-    for (const mode of ['periodic', 'watch'] as const) {
-      log(`burst, virtual time: ${mode}`);
-      results.burstVirtual.push(await burstVirtual(mode, cfg.burstVirtual));
-    }
+    for (const budget of [false, true])
+      for (const mode of ['periodic', 'watch'] as const) {
+        log(`burst, virtual time: ${mode}${budget ? ', write budget' : ''}`);
+        results.burstVirtual.push(await burstVirtual(mode, cfg.burstVirtual, budget));
+      }
     save();
   }
   if (only.has('cost')) {
@@ -209,6 +211,25 @@ async function informerMemoryScript(): Promise<void> {
   save();
 }
 
+function merged(base: Results): Results {
+  const out = { ...base } as Record<string, unknown>;
+  for (const s of only) for (const k of SCENARIO_FIELDS[s]) out[k] = results[k];
+  const r = out as unknown as Results;
+  r.meta = {
+    ...base.meta,
+    merges: [
+      ...(base.meta.merges ?? []),
+      {
+        scenarios: [...only],
+        startedAt: results.meta.startedAt,
+        wallS: results.meta.wallS ?? 0,
+        ...(results.meta.loadAvg1m ? { loadAvg1m: results.meta.loadAvg1m } : {}),
+      },
+    ],
+  };
+  return r;
+}
+
 async function main(): Promise<void> {
   log(`suite ${cfg.name}, ${cfg.reps} repetition(s), output ${outDir}`);
   await virtualScenarios();
@@ -240,7 +261,9 @@ async function main(): Promise<void> {
   results.meta.finishedAt = new Date().toISOString();
   results.meta.wallS = (Date.now() - t0) / 1000;
   save();
-  await writeReport(results, outDir);
+  const final = mergeInto ? merged(mergeInto) : results;
+  if (mergeInto) fs.writeFileSync(path.join(outDir, 'results.json'), JSON.stringify(final, null, 1));
+  await writeReport(final, outDir);
   log(`done in ${results.meta.wallS.toFixed(0)} s: ${path.join(outDir, 'summary.md')}`);
 }
 

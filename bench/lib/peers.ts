@@ -48,6 +48,9 @@ export interface PeerOptions {
   readonly latency?: string;
   readonly writeRate?: number;
   readonly writeBurst?: number;
+  /** TS only: the controller's client-side write budget (--cloud-write-qps/--cloud-write-burst). */
+  readonly cloudWriteQps?: number;
+  readonly cloudWriteBurst?: number;
   readonly failCreatesFor?: string;
   readonly syncPeriod?: string;
   readonly preload?: string;
@@ -173,6 +176,8 @@ export function startPeer(v: Variant, o: PeerOptions): Peer {
         v.entry ?? path.join(repoRoot, 'bench', 'peer', 'ts-route.ts'),
         ...common,
         `--route-resync=${v.routeResync ?? '1h'}`,
+        `--cloud-write-qps=${o.cloudWriteQps ?? 0}`,
+        `--cloud-write-burst=${o.cloudWriteBurst ?? 0}`,
         `--log-file=${log}.log`,
       ],
       { stdio: ['ignore', 'pipe', stderr] },

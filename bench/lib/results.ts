@@ -21,6 +21,13 @@ export interface Results {
     variants: Record<string, string>;
     /** 1-minute load average sampled every 30 s during the run. */
     loadAvg1m?: { median: number; max: number; samples: number };
+    /** Scenarios re-measured by a later `--merge` invocation, which replaced their results. */
+    merges?: {
+      scenarios: string[];
+      startedAt: string;
+      wallS: number;
+      loadAvg1m?: { median: number; max: number; samples: number };
+    }[];
   };
   idleVirtual: IdleVirtualResult[];
   burstVirtual: BurstVirtualResult[];
@@ -35,3 +42,15 @@ export interface Results {
   /** Output of scripts/informer-memory.ts --json, when it ran. */
   informerMemory: Record<string, unknown> | undefined;
 }
+
+/** The result fields each scenario writes (what `--merge` replaces). */
+export const SCENARIO_FIELDS = {
+  'idle-virtual': ['idleVirtual'],
+  'burst-virtual': ['burstVirtual'],
+  cost: ['reconcileCost', 'profile'],
+  idle: ['idleReal'],
+  burst: ['burst'],
+  failure: ['failure'],
+  settle: ['settle'],
+  process: ['memory', 'processCost', 'informerMemory'],
+} as const satisfies Record<string, readonly (keyof Results)[]>;

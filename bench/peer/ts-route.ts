@@ -77,6 +77,8 @@ const { values: f } = parseArgs({
     latency: { type: 'string', default: '0' },
     'write-rate': { type: 'string', default: '0' },
     'write-burst': { type: 'string', default: '0' },
+    'cloud-write-qps': { type: 'string', default: '0' },
+    'cloud-write-burst': { type: 'string', default: '0' },
     'fail-creates-for': { type: 'string', default: '0' },
     'report-interval': { type: 'string', default: '1s' },
     'log-file': { type: 'string', default: '' },
@@ -147,6 +149,8 @@ const controller = new RouteController({
   routeReconciliationPeriodMs: parseDuration(f['sync-period']),
   routeResyncPeriodMs: parseDuration(f['route-resync']),
   minResyncPeriodMs: parseDuration(f.resync),
+  cloudWriteQPS: Number(f['cloud-write-qps']),
+  ...(Number(f['cloud-write-burst']) > 0 ? { cloudWriteBurst: Number(f['cloud-write-burst']) } : {}),
 });
 
 function counters(): Record<string, number> {

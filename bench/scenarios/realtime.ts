@@ -52,6 +52,11 @@ export interface BurstConfig {
   latency: string;
   writeRate: number;
   writeBurst: number;
+  /**
+   * The TS peers' write budget (--cloud-write-qps/--cloud-write-burst), set just
+   * under the cloud's limit as the docs advise; upstream has no such setting.
+   */
+  tsWriteBudget: { qps: number; burst: number } | undefined;
   timeoutMs: number;
   /** Stop waiting when no route appeared for this long. */
   stallMs: number;
@@ -96,6 +101,9 @@ export async function burstSession(
     latency: cfg.latency,
     writeRate: cfg.writeRate,
     writeBurst: cfg.writeBurst,
+    ...(cfg.tsWriteBudget
+      ? { cloudWriteQps: cfg.tsWriteBudget.qps, cloudWriteBurst: cfg.tsWriteBudget.burst }
+      : {}),
     logDir,
     tag,
   });

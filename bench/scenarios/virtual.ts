@@ -6,6 +6,8 @@ import { MemoryCluster } from '../../src/cluster/memory-cluster.ts';
 import { RouteController } from '../../src/controller/route-controller.ts';
 import type { ReconcileReport } from '../../src/controller/reconcile.ts';
 import { VirtualClock } from '../../src/core/clock.ts';
+// Deterministic jitter, so repeated runs report identical counts.
+import { seededRandom } from '../../src/core/random.ts';
 import { CLUSTER_CIDR_V4, nodeName, podCIDRv4 } from '../lib/nodes.ts';
 
 export type VirtualMode = 'periodic' | 'watch' | 'watch-r0';
@@ -15,18 +17,6 @@ export const VIRTUAL_LABELS: Record<VirtualMode, string> = {
   watch: 'TS watch (resync 1h)',
   'watch-r0': 'TS watch (resync 0)',
 };
-
-/** Deterministic jitter, so repeated runs report identical counts. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Rig {
   clock: VirtualClock;
@@ -38,14 +28,14 @@ interface Rig {
   running: Promise<void>;
 }
 
-function rig(mode: VirtualMode, opts: { latencyMs: number; writeRate?: number }): Rig {
+function rig(mode: VirtualMode, opts: { latencyMs: number; writeRate?: number; writeBudget?: boolean }): Rig {
   const clock = new VirtualClock();
   const cluster = new MemoryCluster({ clock });
   const routes = new MemoryRoutes({
     clock,
     latencyMs: opts.latencyMs,
     ...(opts.writeRate ? { writeRateLimit: { ratePerSec: opts.writeRate, burst: 2 * opts.writeRate } } : {}),
-    random: mulberry32(7),
+    random: seededRandom(7),
   });
   const reports: Rig['reports'] = [];
   const controller = new RouteController({
@@ -55,10 +45,14 @@ function rig(mode: VirtualMode, opts: { latencyMs: number; writeRate?: number })
     recorder: cluster,
     clusterCIDRs: [CLUSTER_CIDR_V4],
     clock,
-    random: mulberry32(1),
+    random: seededRandom(1),
     watchBasedReconciliation: mode !== 'periodic',
     routeResyncPeriodMs: mode === 'watch-r0' ? 0 : 3_600_000,
     onReconcile: (report) => reports.push({ at: clock.now(), report }),
+    // Virtual time has no skew between client and cloud: the full limit is safe here.
+    ...(opts.writeBudget && opts.writeRate
+      ? { cloudWriteQPS: opts.writeRate, cloudWriteBurst: 2 * opts.writeRate }
+      : {}),
   });
   return {
     clock,
@@ -202,6 +196,8 @@ export async function idleHourVirtual(
 export interface BurstVirtualResult {
   readonly mode: VirtualMode;
   readonly label: string;
+  /** The controller had the cloud's write limit as its write budget (--cloud-write-qps). */
+  readonly writeBudget: boolean;
   readonly nodes: number;
   readonly converged: boolean;
   /** From the first node's creation until the last route exists (virtual seconds). */
@@ -215,8 +211,9 @@ export interface BurstVirtualResult {
 export async function burstVirtual(
   mode: VirtualMode,
   cfg: { nodes: number; spreadMs: number; writeRate: number; latencyMs: number; limitHours: number },
+  writeBudget: boolean,
 ): Promise<BurstVirtualResult> {
-  const r = rig(mode, { latencyMs: cfg.latencyMs, writeRate: cfg.writeRate });
+  const r = rig(mode, { latencyMs: cfg.latencyMs, writeRate: cfg.writeRate, writeBudget });
   r.running = r.controller.run(r.stop.signal);
   await r.clock.advance(3000);
   const t0 = r.clock.now();
@@ -257,7 +254,8 @@ export async function burstVirtual(
   await r.running;
   return {
     mode,
-    label: VIRTUAL_LABELS[mode],
+    label: `${VIRTUAL_LABELS[mode]}${writeBudget ? `, write budget ${cfg.writeRate}/s` : ', unpaced'}`,
+    writeBudget,
     nodes: cfg.nodes,
     converged: convergeS !== undefined,
     convergeS,
