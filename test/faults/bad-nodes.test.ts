@@ -4,64 +4,26 @@
 // deploy/rbac.yaml. Every case has a healthy bystander node that must be
 // served regardless, and ends in a log line or Event.
 import assert from 'node:assert/strict';
-import { after, before, describe, test, type TestContext } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import { PermanentError } from '../../src/core/errors.ts';
-import { apiRequest, requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
-import type { ControlPlane } from '../support/controlplane.ts';
-import { internalIP, setupControllerUser, waitFor } from '../integration/kube-helpers.ts';
-import { startFaultController, type FaultController, type FaultControllerOptions } from './controller.ts';
-import { faultScenario, type ScenarioOptions } from './scenario.ts';
-import { AuditedMemoryRoutes, TrackedAdmin } from './support.ts';
+import { apiRequest, requireTestenv } from '../support/controlplane.ts';
+import { internalIP, waitFor } from '../integration/kube-helpers.ts';
+import type { FaultController } from './controller.ts';
+import { inProcessScenario, type InProcessOptions } from './scenario.ts';
+import { AuditedMemoryRoutes, suiteControlPlane, type SuiteEnv, type TrackedAdmin } from './support.ts';
 
-const enabled = testenvBinaries() !== undefined;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('bad input: nodes (SPEC §8)', { timeout: 400_000 }, () => {
-  let cp: ControlPlane | undefined;
+  let env: SuiteEnv | undefined;
   let admin: TrackedAdmin;
-  let kubeconfig = '';
+  suiteControlPlane((e) => ({ admin } = env = e));
 
-  before(async () => {
-    if (!enabled) return;
-    cp = await startControlPlane();
-    admin = new TrackedAdmin(cp.adminKubeconfig);
-    kubeconfig = await setupControllerUser(cp);
-  });
-
-  after(async () => {
-    await cp?.stop();
-  });
-
-  async function scenario(
+  const scenario = (
     t: TestContext,
-    o: {
-      watch?: boolean;
-      cloud?: AuditedMemoryRoutes;
-      controller?: FaultControllerOptions['controller'];
-      clusterCIDRs?: string[];
-    } & Partial<Pick<ScenarioOptions, 'seed' | 'keep' | 'survivors' | 'unrouted'>>,
+    o: Partial<InProcessOptions>,
     body: (rc: FaultController, cloud: AuditedMemoryRoutes) => Promise<void>,
-  ): Promise<void> {
-    if (!enabled || cp === undefined) return void requireTestenv(t);
-    await faultScenario(
-      {
-        t,
-        cp,
-        admin,
-        cloud: o.cloud ?? new AuditedMemoryRoutes(),
-        ...o,
-        start: (cloud) =>
-          startFaultController({
-            kubeconfig,
-            watch: o.watch ?? false,
-            cloud,
-            ...(o.clusterCIDRs ? { clusterCIDRs: o.clusterCIDRs } : {}),
-            controller: o.controller,
-          }),
-      },
-      body,
-    );
-  }
+  ): Promise<void> => inProcessScenario(t, env, { watch: false, ...o }, body);
 
   /** A node with nothing wrong, which must get its route whatever happens to the others. */
   async function bystander(name: string, cidr: string, cloud: AuditedMemoryRoutes): Promise<void> {
@@ -86,7 +48,7 @@ describe('bad input: nodes (SPEC §8)', { timeout: 400_000 }, () => {
   }
 
   test('E1: duplicate pod CIDRs are refused by the apiserver (one per family); unit level: TR17', async (t) => {
-    if (!enabled || cp === undefined) return void requireTestenv(t);
+    if (env === undefined) return void requireTestenv(t);
     for (const p of [
       ['10.244.1.0/24', '10.244.1.0/24'],
       ['10.244.1.0/24', '10.244.2.0/24'],
@@ -98,7 +60,7 @@ describe('bad input: nodes (SPEC §8)', { timeout: 400_000 }, () => {
     'E4: malformed pod CIDRs are refused by the apiserver (unit level: R17/E4); accepted non-canonical IPv6 forms are routed once and kept',
     { timeout: 60_000 },
     async (t) => {
-      if (!enabled || cp === undefined) return void requireTestenv(t);
+      if (env === undefined) return void requireTestenv(t);
       assert.match(await refused(['10.244.1.5/24']), /must not have bits set beyond the prefix length/);
       assert.match(await refused(['010.244.1.0/24']), /must not have leading 0s/);
       assert.match(await refused(['10.244.1.0/33']), /must be a valid CIDR value/);

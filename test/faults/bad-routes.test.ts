@@ -4,52 +4,26 @@
 // kube-apiserver with the controller in-process as the user of
 // deploy/rbac.yaml. A healthy bystander node is served throughout.
 import assert from 'node:assert/strict';
-import { after, before, describe, test, type TestContext } from 'node:test';
-import { apiRequest, requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
-import type { ControlPlane } from '../support/controlplane.ts';
-import { internalIP, setupControllerUser, waitFor } from '../integration/kube-helpers.ts';
-import { startFaultController, type FaultController } from './controller.ts';
-import { faultScenario, type ScenarioOptions } from './scenario.ts';
-import { AuditedMemoryRoutes, TrackedAdmin } from './support.ts';
+import { describe, test, type TestContext } from 'node:test';
+import { apiRequest, requireTestenv } from '../support/controlplane.ts';
+import { internalIP, waitFor } from '../integration/kube-helpers.ts';
+import type { FaultController } from './controller.ts';
+import { inProcessScenario, type InProcessOptions } from './scenario.ts';
+import type { AuditedMemoryRoutes } from './support.ts';
+import { suiteControlPlane, type SuiteEnv, type TrackedAdmin } from './support.ts';
 
-const enabled = testenvBinaries() !== undefined;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('bad input: cloud routes (SPEC §8)', { timeout: 300_000 }, () => {
-  let cp: ControlPlane | undefined;
+  let env: SuiteEnv | undefined;
   let admin: TrackedAdmin;
-  let kubeconfig = '';
+  suiteControlPlane((e) => ({ admin } = env = e));
 
-  before(async () => {
-    if (!enabled) return;
-    cp = await startControlPlane();
-    admin = new TrackedAdmin(cp.adminKubeconfig);
-    kubeconfig = await setupControllerUser(cp);
-  });
-
-  after(async () => {
-    await cp?.stop();
-  });
-
-  async function scenario(
+  const scenario = (
     t: TestContext,
-    o: { watch?: boolean; kubeconfig?: () => string } & Partial<Pick<ScenarioOptions, 'seed' | 'keep'>>,
+    o: Partial<InProcessOptions>,
     body: (rc: FaultController, cloud: AuditedMemoryRoutes) => Promise<void>,
-  ): Promise<void> {
-    if (!enabled || cp === undefined) return void requireTestenv(t);
-    await faultScenario(
-      {
-        t,
-        cp,
-        admin,
-        cloud: new AuditedMemoryRoutes(),
-        ...o,
-        start: (cloud) =>
-          startFaultController({ kubeconfig: o.kubeconfig?.() ?? kubeconfig, watch: o.watch ?? true, cloud }),
-      },
-      body,
-    );
-  }
+  ): Promise<void> => inProcessScenario(t, env, { watch: true, ...o }, body);
 
   async function bystander(name: string, cidr: string, cloud: AuditedMemoryRoutes): Promise<void> {
     await admin.createNode(name, [cidr], internalIP('10.30.0.1'));
@@ -123,10 +97,10 @@ describe('bad input: cloud routes (SPEC §8)', { timeout: 300_000 }, () => {
     'E11: an unsynced (forbidden) node cache is never taken for zero nodes; once granted, it reconciles',
     { timeout: 60_000 },
     async (t) => {
-      if (!enabled || cp === undefined) return void requireTestenv(t);
-      const late = await cp.userKubeconfig('e11-late-grant');
+      if (env === undefined) return void requireTestenv(t);
+      const late = await env.cp.userKubeconfig('e11-late-grant');
       const seed = [{ destinationCIDR: '10.244.111.0/24', targetNode: 'old-2' }];
-      await scenario(t, { seed, kubeconfig: () => late }, async (rc, cloud) => {
+      await scenario(t, { seed, kubeconfig: late }, async (rc, cloud) => {
         await waitFor('403 logged at Error', 15_000, () =>
           rc.logger.records.some((r) => r.level === 'error' && /forbidden/i.test(r.msg)),
         );

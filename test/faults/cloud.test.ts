@@ -4,57 +4,35 @@
 // quota reached and raised. After each: the exact desired routes, the right
 // NetworkUnavailable on every node, and the full call log clean.
 import assert from 'node:assert/strict';
-import { after, before, describe, test, type TestContext } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import { RetryableError, ThrottledError } from '../../src/core/errors.ts';
-import { requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
-import type { ControlPlane } from '../support/controlplane.ts';
-import { CLUSTER_CIDRS, internalIP, setupControllerUser, waitFor } from '../integration/kube-helpers.ts';
-import { startFaultController, type FaultController, type FaultControllerOptions } from './controller.ts';
-import { faultScenario } from './scenario.ts';
-import { AuditedMemoryRoutes, TrackedAdmin, waitConverged } from './support.ts';
+import { CLUSTER_CIDRS, internalIP, waitFor } from '../integration/kube-helpers.ts';
+import type { FaultController } from './controller.ts';
+import { inProcessScenario, type InProcessOptions } from './scenario.ts';
+import {
+  AuditedMemoryRoutes,
+  suiteControlPlane,
+  type SuiteEnv,
+  type TrackedAdmin,
+  waitConverged,
+} from './support.ts';
 
-const enabled = testenvBinaries() !== undefined;
 const FOREIGN = [
   { destinationCIDR: '10.0.0.0/16', targetNode: 'nat-gw' },
   { destinationCIDR: 'fd00:99::/64', targetNode: '' },
 ];
 
 describe('cloud faults', { timeout: 300_000 }, () => {
-  let cp: ControlPlane | undefined;
+  let env: SuiteEnv | undefined;
   let admin: TrackedAdmin;
-  let kubeconfig = '';
-
-  before(async () => {
-    if (!enabled) return;
-    cp = await startControlPlane();
-    admin = new TrackedAdmin(cp.adminKubeconfig);
-    kubeconfig = await setupControllerUser(cp);
-  });
-
-  after(async () => {
-    await cp?.stop();
-  });
+  suiteControlPlane((e) => ({ admin } = env = e));
 
   /** The scenario with a fresh cloud (foreign routes seeded) and an in-process controller. */
-  async function scenario(
+  const scenario = (
     t: TestContext,
-    o: { watch: boolean; cloud?: AuditedMemoryRoutes; controller?: FaultControllerOptions['controller'] },
+    o: InProcessOptions,
     body: (rc: FaultController, cloud: AuditedMemoryRoutes) => Promise<void>,
-  ): Promise<void> {
-    if (!enabled || cp === undefined) return void requireTestenv(t);
-    await faultScenario(
-      {
-        t,
-        cp,
-        admin,
-        cloud: o.cloud ?? new AuditedMemoryRoutes(),
-        keep: FOREIGN,
-        start: (cloud) =>
-          startFaultController({ kubeconfig, watch: o.watch, cloud, controller: o.controller }),
-      },
-      body,
-    );
-  }
+  ): Promise<void> => inProcessScenario(t, env, { keep: FOREIGN, ...o }, body);
 
   const fails = (rc: FaultController, outcome: string): number =>
     rc.cloud.log.filter((c) => c.outcome === outcome).length;

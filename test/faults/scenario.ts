@@ -2,11 +2,17 @@
 // in-memory cloud, run the fault, then require the exact end state and a clean
 // full call log, and clean up the scenario's nodes.
 import type { TestContext } from 'node:test';
-import type { ControlPlane } from '../support/controlplane.ts';
+import { requireTestenv, type ControlPlane } from '../support/controlplane.ts';
 import { CLUSTER_CIDRS } from '../integration/kube-helpers.ts';
-import type { FaultController } from './controller.ts';
+import { startFaultController, type FaultController, type FaultControllerOptions } from './controller.ts';
 import type { CheckOptions, RouteEntry } from './invariants.ts';
-import { assertCallLog, type AuditedMemoryRoutes, type TrackedAdmin, waitConverged } from './support.ts';
+import {
+  assertCallLog,
+  AuditedMemoryRoutes,
+  type SuiteEnv,
+  type TrackedAdmin,
+  waitConverged,
+} from './support.ts';
 
 export interface ScenarioOptions {
   readonly t: TestContext;
@@ -60,4 +66,44 @@ export async function faultScenario(
     await rc.stop();
     for (const n of await admin.nodes()) await admin.deleteNode(n.metadata.name);
   }
+}
+
+export interface InProcessOptions extends Partial<
+  Pick<ScenarioOptions, 'seed' | 'keep' | 'survivors' | 'unrouted' | 'clusterCIDRs'>
+> {
+  readonly watch: boolean;
+  /** Default: a fresh AuditedMemoryRoutes. */
+  readonly cloud?: AuditedMemoryRoutes;
+  readonly controller?: FaultControllerOptions['controller'];
+  /** Another user's kubeconfig (default: the suite's controller user). */
+  readonly kubeconfig?: string;
+}
+
+/** faultScenario with the in-process controller on the suite's control plane; skips without one. */
+export async function inProcessScenario(
+  t: TestContext,
+  env: SuiteEnv | undefined,
+  o: InProcessOptions,
+  body: (rc: FaultController, cloud: AuditedMemoryRoutes) => Promise<void>,
+): Promise<void> {
+  if (env === undefined) return void requireTestenv(t);
+  const { watch, controller, kubeconfig, cloud, ...expect } = o;
+  await faultScenario(
+    {
+      t,
+      cp: env.cp,
+      admin: env.admin,
+      cloud: cloud ?? new AuditedMemoryRoutes(),
+      ...expect,
+      start: (c) =>
+        startFaultController({
+          kubeconfig: kubeconfig ?? env.kubeconfig,
+          watch,
+          cloud: c,
+          ...(o.clusterCIDRs ? { clusterCIDRs: o.clusterCIDRs } : {}),
+          controller,
+        }),
+    },
+    body,
+  );
 }

@@ -6,8 +6,14 @@ import { AbortError } from '../../src/core/errors.ts';
 import type { NodeAddress } from '../../src/core/types.ts';
 import type { CallOptions, Route } from '../../src/core/types.ts';
 import { MemoryRoutes, type MemoryRoutesOptions } from '../../src/cloud/memory/memory-routes.ts';
-import { apiRequest } from '../support/controlplane.ts';
-import { Admin, waitFor, type KubeNode } from '../integration/kube-helpers.ts';
+import { after, before } from 'node:test';
+import {
+  apiRequest,
+  startControlPlane,
+  testenvBinaries,
+  type ControlPlane,
+} from '../support/controlplane.ts';
+import { Admin, setupControllerUser, waitFor, type KubeNode } from '../integration/kube-helpers.ts';
 import { calls as fileCalls, routes as fileRoutes, type CloudFiles } from '../e2e/support.ts';
 import {
   CallLogChecker,
@@ -169,6 +175,30 @@ export class TrackedAdmin extends Admin {
 }
 
 /** The routes a daemon's shared state file holds. */
+export interface SuiteEnv {
+  readonly cp: ControlPlane;
+  readonly admin: TrackedAdmin;
+  /** The controller's kubeconfig: a user bound only to deploy/rbac.yaml. */
+  readonly kubeconfig: string;
+}
+
+/**
+ * One control plane per describe block: registers its before/after hooks and
+ * hands the environment to `set` once it is up (never when the test binaries
+ * are missing; the tests then skip through requireTestenv).
+ */
+export function suiteControlPlane(set: (env: SuiteEnv) => void): void {
+  let cp: ControlPlane | undefined;
+  before(async () => {
+    if (testenvBinaries() === undefined) return;
+    cp = await startControlPlane();
+    set({ cp, admin: new TrackedAdmin(cp.adminKubeconfig), kubeconfig: await setupControllerUser(cp) });
+  });
+  after(async () => {
+    await cp?.stop();
+  });
+}
+
 export function fileEntries(cloud: CloudFiles): RouteEntry[] {
   return fileRoutes(cloud).map((s) => {
     const i = s.lastIndexOf('->');
