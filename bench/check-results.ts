@@ -1,0 +1,49 @@
+// Checks that bench/RESULTS.md still says what the committed results say:
+// every table row and bullet the report generator renders from
+// bench/results/results.json must appear verbatim in RESULTS.md. Run by CI, so
+// the published numbers cannot drift from the JSON they came from.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Results } from './lib/results.ts';
+import { summaryMarkdown } from './report.ts';
+
+const dir = import.meta.dirname;
+const jsonPath = path.join(dir, 'results', 'results.json');
+const mdPath = path.join(dir, 'RESULTS.md');
+
+/** Table rows compared cell by cell, so Prettier's column padding does not matter. */
+function normalize(line: string): string {
+  const l = line.trim();
+  if (!l.startsWith('|')) return l.replace(/\s+/g, ' ');
+  return l
+    .split('|')
+    .map((c) => c.trim())
+    .join('|');
+}
+
+const isSeparator = (l: string): boolean => /^\|[\s|:-]+\|$/.test(l.trim());
+
+export function missingLines(results: Results, published: string): string[] {
+  const have = new Set(published.split('\n').map(normalize));
+  return summaryMarkdown(results, 'results/')
+    .split('\n')
+    .filter((l) => (l.trim().startsWith('|') || l.startsWith('- ')) && !isSeparator(l))
+    .filter((l) => !have.has(normalize(l)));
+}
+
+if (import.meta.main) {
+  const results = JSON.parse(fs.readFileSync(jsonPath, 'utf8')) as Results;
+  const missing = missingLines(results, fs.readFileSync(mdPath, 'utf8'));
+  if (missing.length > 0) {
+    process.stderr.write(
+      `bench/RESULTS.md is out of step with bench/results/results.json; ${missing.length} generated line(s) missing:\n` +
+        missing
+          .slice(0, 20)
+          .map((l) => `  ${l}\n`)
+          .join('') +
+        'Regenerate with `node bench/report.ts bench/results/results.json bench/results results/` and copy summary.md in.\n',
+    );
+    process.exit(1);
+  }
+  process.stdout.write(`bench/RESULTS.md matches bench/results/results.json (${results.meta.startedAt})\n`);
+}
