@@ -7,6 +7,7 @@
 // compiled dist/ instead.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { missingNodeFlags } from './node-flags.js';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 19)) {
@@ -15,6 +16,20 @@ if (major < 22 || (major === 22 && minor < 19)) {
       'In a checkout, run it with the pinned Node: npx cloud-route-controller ... or npx node bin/cloud-route-controller.js ...\n',
   );
   process.exit(1);
+}
+
+// V8's heap limits must be given at start-up (see node-flags.js): when they
+// are missing, replace this process with one that has them (same pid, no
+// wrapper process; nothing has been read or written yet). Where
+// process.execve does not exist (Windows), run as is.
+const flags = missingNodeFlags(process.execArgv, process.env.NODE_OPTIONS);
+if (flags.length > 0 && typeof process.execve === 'function') {
+  process.execve(process.execPath, [
+    process.execPath,
+    ...flags,
+    ...process.execArgv,
+    ...process.argv.slice(1),
+  ]);
 }
 
 const here = fileURLToPath(new URL('.', import.meta.url));

@@ -16,7 +16,12 @@
  * JavaScript (tsc output, as an installed package runs it), without the
  * TypeScript loader that `node file.ts` adds (~30 MB).
  *
- *   npx node scripts/informer-memory.ts [--nodes 5000] [--compiled] [--semi 2] [--json]
+ * Every child runs with the V8 flags the daemon's executable starts with
+ * (bin/node-flags.js), so that the numbers are those of the shipped program;
+ * --v8-defaults measures without them, --semi N additionally with
+ * --max-semi-space-size=N.
+ *
+ *   npx node scripts/informer-memory.ts [--nodes 5000] [--compiled] [--semi 2] [--v8-defaults] [--json]
  *
  * Needs the test binaries (npm run testenv:build).
  */
@@ -25,6 +30,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { missingNodeFlags } from '../bin/node-flags.js';
 
 const { values } = parseArgs({
   options: {
@@ -36,8 +42,10 @@ const { values } = parseArgs({
     // Keep the control plane with its nodes until SIGINT, for running --child by hand.
     hold: { type: 'boolean', default: false },
     compiled: { type: 'boolean', default: false },
-    // Also measure with V8's young generation capped (--max-semi-space-size=<MB>), as NODE_OPTIONS can.
+    // Also measure with V8's young generation capped at <MB> (--max-semi-space-size).
     semi: { type: 'string' },
+    // Run the children with V8's defaults instead of the daemon's flags.
+    'v8-defaults': { type: 'boolean', default: false },
   },
 });
 
@@ -73,7 +81,11 @@ async function child(mode: string, kubeconfig: string): Promise<void> {
   const { createKubeClient } = await import('../src/kube/kubeconfig.ts');
   const { NodeInformer } = await import('../src/kube/node-informer.ts');
   const client = createKubeClient({ kubeconfig, env: {} });
-  const out: Record<string, unknown> = { mode, started };
+  const out: Record<string, unknown> = {
+    mode,
+    flags: process.execArgv.filter((a) => a.startsWith('--max')),
+    started,
+  };
   if (mode === 'raw') {
     out['imported'] = sample();
     const raw: unknown[] = [];
@@ -286,7 +298,8 @@ async function pool(count: number, width: number, fn: (i: number) => Promise<voi
 }
 
 function v8Flags(semi: string | undefined): string[] {
-  return semi === undefined ? [] : [`--max-semi-space-size=${semi}`];
+  if (semi !== undefined) return [`--max-semi-space-size=${semi}`];
+  return values['v8-defaults'] ? [] : [...missingNodeFlags([], process.env['NODE_OPTIONS'])];
 }
 
 function runChild(mode: string, kubeconfig: string, semi?: string): Promise<Record<string, unknown>> {

@@ -1,11 +1,12 @@
 // Child processes of the side-by-side runs: this project's controller
-// (bench/peer/ts-route.ts on the pinned Node) and the upstream one
+// (bench/peer/ts-route.ts on the pinned Node, with the daemon's V8 flags) and the upstream one
 // (bench/upstream, built by scripts/bench-build-upstream.sh). Both take the
 // same flags and print the same JSON lines.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
+import { missingNodeFlags } from '../../bin/node-flags.js';
 
 export type PeerKind = 'ts' | 'go';
 
@@ -170,9 +171,12 @@ export function startPeer(v: Variant, o: PeerOptions): Peer {
       throw new Error('upstream peer missing: run `bash scripts/bench-build-upstream.sh`');
     child = spawn(bin, [...common, `--klog-file=${log}.log`], { stdio: ['ignore', 'pipe', stderr] });
   } else {
+    // With the V8 flags bin/cloud-route-controller.js starts the daemon with, so that
+    // memory and CPU are those of the shipped program.
     child = spawn(
       process.execPath,
       [
+        ...missingNodeFlags([], process.env['NODE_OPTIONS']),
         v.entry ?? path.join(repoRoot, 'bench', 'peer', 'ts-route.ts'),
         ...common,
         `--route-resync=${v.routeResync ?? '1h'}`,
