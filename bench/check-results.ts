@@ -1,15 +1,16 @@
-// Checks that bench/RESULTS.md still says what the committed results say:
-// every table row and bullet the report generator renders from
-// bench/results/results.json must appear verbatim in RESULTS.md. Run by CI, so
-// the published numbers cannot drift from the JSON they came from.
+// Checks that bench/RESULTS.md and the README's targets table still say what
+// the committed results say: every table row and bullet the report generator
+// renders from bench/results/results.json must appear in them (cells compared
+// trimmed). Run by CI, so published numbers cannot drift from their JSON.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Results } from './lib/results.ts';
-import { summaryMarkdown } from './report.ts';
+import { summaryMarkdown, targetsTable } from './report.ts';
 
 const dir = import.meta.dirname;
 const jsonPath = path.join(dir, 'results', 'results.json');
 const mdPath = path.join(dir, 'RESULTS.md');
+const readmePath = path.join(dir, '..', 'README.md');
 
 /** Table rows compared cell by cell, so Prettier's column padding does not matter. */
 function normalize(line: string): string {
@@ -23,9 +24,9 @@ function normalize(line: string): string {
 
 const isSeparator = (l: string): boolean => /^\|[\s|:-]+\|$/.test(l.trim());
 
-export function missingLines(results: Results, published: string): string[] {
+export function missingLines(generated: string, published: string): string[] {
   const have = new Set(published.split('\n').map(normalize));
-  return summaryMarkdown(results, 'results/')
+  return generated
     .split('\n')
     .filter((l) => (l.trim().startsWith('|') || l.startsWith('- ')) && !isSeparator(l))
     .filter((l) => !have.has(normalize(l)));
@@ -33,17 +34,29 @@ export function missingLines(results: Results, published: string): string[] {
 
 if (import.meta.main) {
   const results = JSON.parse(fs.readFileSync(jsonPath, 'utf8')) as Results;
-  const missing = missingLines(results, fs.readFileSync(mdPath, 'utf8'));
-  if (missing.length > 0) {
+  let ok = true;
+  for (const [file, generated] of [
+    [mdPath, summaryMarkdown(results, 'results/')],
+    [readmePath, targetsTable(results)],
+  ] as const) {
+    const missing = missingLines(generated, fs.readFileSync(file, 'utf8'));
+    if (missing.length === 0) continue;
+    ok = false;
     process.stderr.write(
-      `bench/RESULTS.md is out of step with bench/results/results.json; ${missing.length} generated line(s) missing:\n` +
+      `${path.relative(process.cwd(), file)} is out of step with bench/results/results.json; ${missing.length} generated line(s) missing:\n` +
         missing
           .slice(0, 20)
           .map((l) => `  ${l}\n`)
-          .join('') +
-        'Regenerate with `node bench/report.ts bench/results/results.json bench/results results/` and copy summary.md in.\n',
+          .join(''),
+    );
+  }
+  if (!ok) {
+    process.stderr.write(
+      'Regenerate with `node bench/report.ts bench/results/results.json bench/results results/` and copy summary.md in.\n',
     );
     process.exit(1);
   }
-  process.stdout.write(`bench/RESULTS.md matches bench/results/results.json (${results.meta.startedAt})\n`);
+  process.stdout.write(
+    `bench/RESULTS.md and the README's targets match bench/results/results.json (${results.meta.startedAt})\n`,
+  );
 }

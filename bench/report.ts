@@ -255,8 +255,19 @@ function failureSection(r: Results, charts: string): string {
   ].join('\n');
 }
 
+/** The targets with PASS/MISS (also published in the README). */
+export function targetsTable(r: Results): string {
+  return table(
+    ['Target', 'Measured', 'Result'],
+    evaluateTargets(r).map((t) => [
+      t.name,
+      t.measured,
+      t.pass === undefined ? 'n/a' : t.pass ? 'PASS' : '**MISS**',
+    ]),
+  );
+}
+
 export function summaryMarkdown(r: Results, chartPrefix = ''): string {
-  const targets = evaluateTargets(r);
   return [
     `# Benchmark summary (${r.meta.suite})`,
     ``,
@@ -264,10 +275,7 @@ export function summaryMarkdown(r: Results, chartPrefix = ''): string {
     ``,
     `## Targets`,
     ``,
-    table(
-      ['Target', 'Measured', 'Result'],
-      targets.map((t) => [t.name, t.measured, t.pass === undefined ? 'n/a' : t.pass ? 'PASS' : '**MISS**']),
-    ),
+    targetsTable(r),
     ``,
     idleSection(r, chartPrefix),
     ``,
