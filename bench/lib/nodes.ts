@@ -2,6 +2,7 @@
 // capacity, four kubelet conditions, nodeInfo, ~40 images and managedFields.
 // Their size drives informer decode cost and cache memory, so both peers get
 // the same realistic objects.
+import type { NodeSpecInput } from '../../src/cluster/memory-cluster.ts';
 
 export interface NodeOptions {
   readonly dualStack?: boolean;
@@ -142,6 +143,41 @@ function condition(type: string, status: string, reason: string, message: string
 }
 
 /** A Node manifest for POST /api/v1/nodes (spec and status are both set on create). */
+/** A MemoryCluster node that is already routed: Ready, and NetworkUnavailable False/RouteCreated. */
+export function routedNodeSpec(
+  name: string,
+  i: number,
+  podCIDRs: string[],
+  now: Date,
+  hostname = false,
+): NodeSpecInput {
+  return {
+    name,
+    podCIDRs,
+    addresses: [
+      { type: 'InternalIP', address: `172.16.${(i >> 8) & 255}.${i & 255}` },
+      ...(hostname ? [{ type: 'Hostname', address: name }] : []),
+    ],
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'KubeletReady',
+        lastHeartbeatTime: now,
+        lastTransitionTime: now,
+      },
+      {
+        type: 'NetworkUnavailable',
+        status: 'False',
+        reason: 'RouteCreated',
+        message: 'RouteController created a route',
+        lastHeartbeatTime: now,
+        lastTransitionTime: now,
+      },
+    ],
+  };
+}
+
 export function makeNode(prefix: string, i: number, opts: NodeOptions = {}): Record<string, unknown> {
   const name = nodeName(prefix, i);
   const cidrs = podCIDRs(i, opts.dualStack ?? false);

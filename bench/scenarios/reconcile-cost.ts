@@ -9,7 +9,7 @@ import { MemoryCluster } from '../../src/cluster/memory-cluster.ts';
 import { RouteController } from '../../src/controller/route-controller.ts';
 import { parseCIDR } from '../../src/core/cidr.ts';
 import { planReconcile } from '../../src/core/plan.ts';
-import { CLUSTER_CIDR_V4, CLUSTER_CIDR_V6, nodeName, podCIDRs } from '../lib/nodes.ts';
+import { CLUSTER_CIDR_V4, CLUSTER_CIDR_V6, nodeName, podCIDRs, routedNodeSpec } from '../lib/nodes.ts';
 import { spread, type Spread } from '../lib/stats.ts';
 
 export interface CostRow {
@@ -61,31 +61,7 @@ function setup(nodes: number): Setup {
   for (let i = 0; i < nodes; i++) {
     const name = nodeName('cost', i);
     const pc = podCIDRs(i, true);
-    const n = cluster.createNode({
-      name,
-      podCIDRs: pc,
-      addresses: [
-        { type: 'InternalIP', address: `172.16.${(i >> 8) & 255}.${i & 255}` },
-        { type: 'Hostname', address: name },
-      ],
-      conditions: [
-        {
-          type: 'Ready',
-          status: 'True',
-          reason: 'KubeletReady',
-          lastHeartbeatTime: now,
-          lastTransitionTime: now,
-        },
-        {
-          type: 'NetworkUnavailable',
-          status: 'False',
-          reason: 'RouteCreated',
-          message: 'RouteController created a route',
-          lastHeartbeatTime: now,
-          lastTransitionTime: now,
-        },
-      ],
-    });
+    const n = cluster.createNode(routedNodeSpec(name, i, pc, now, true));
     for (const c of pc) {
       routes.putRoute({
         name: `kubernetes-${n.metadata!.uid}-${c}`,

@@ -8,7 +8,7 @@ import type { ReconcileReport } from '../../src/controller/reconcile.ts';
 import { VirtualClock } from '../../src/core/clock.ts';
 // Deterministic jitter, so repeated runs report identical counts.
 import { seededRandom } from '../../src/core/random.ts';
-import { CLUSTER_CIDR_V4, nodeName, podCIDRv4 } from '../lib/nodes.ts';
+import { CLUSTER_CIDR_V4, nodeName, podCIDRv4, routedNodeSpec } from '../lib/nodes.ts';
 
 export type VirtualMode = 'periodic' | 'watch' | 'watch-r0';
 
@@ -68,28 +68,7 @@ function rig(mode: VirtualMode, opts: { latencyMs: number; writeRate?: number; w
 function addRoutedNode(r: Rig, i: number): void {
   const name = nodeName('idle', i);
   const now = new Date(r.clock.now());
-  const node = r.cluster.createNode({
-    name,
-    podCIDRs: [podCIDRv4(i)],
-    addresses: [{ type: 'InternalIP', address: `172.16.${(i >> 8) & 255}.${i & 255}` }],
-    conditions: [
-      {
-        type: 'Ready',
-        status: 'True',
-        reason: 'KubeletReady',
-        lastHeartbeatTime: now,
-        lastTransitionTime: now,
-      },
-      {
-        type: 'NetworkUnavailable',
-        status: 'False',
-        reason: 'RouteCreated',
-        message: 'RouteController created a route',
-        lastHeartbeatTime: now,
-        lastTransitionTime: now,
-      },
-    ],
-  });
+  const node = r.cluster.createNode(routedNodeSpec(name, i, [podCIDRv4(i)], now));
   r.routes.putRoute({
     name: `kubernetes-${node.metadata!.uid}-${podCIDRv4(i)}`,
     clusterName: 'kubernetes',
