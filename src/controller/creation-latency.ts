@@ -14,13 +14,30 @@ export class CreationLatencyTracker {
     const uid = node.metadata?.uid;
     const cidrs = node.spec?.podCIDRs;
     if (!uid || !cidrs || cidrs.length === 0) return;
-    let m = this.firstSeen.get(uid);
-    if (!m) this.firstSeen.set(uid, (m = new Map()));
+    const canonicals: string[] = [];
     for (const text of cidrs) {
       const c = parseCIDRCached(text);
-      if (c instanceof CidrParseError) continue;
-      if (!m.has(c.canonical)) m.set(c.canonical, now);
+      if (!(c instanceof CidrParseError)) canonicals.push(c.canonical);
     }
+    this.observeCanonical(uid, canonicals, now);
+  }
+
+  /** The same for pod CIDRs a plan has already parsed (no second parse per reconcile). */
+  observePlanned(
+    uid: string,
+    cidrs: readonly { readonly canonical: string | undefined }[],
+    now: number,
+  ): void {
+    const canonicals: string[] = [];
+    for (const c of cidrs) if (c.canonical !== undefined) canonicals.push(c.canonical);
+    this.observeCanonical(uid, canonicals, now);
+  }
+
+  private observeCanonical(uid: string, canonicals: readonly string[], now: number): void {
+    if (!uid || canonicals.length === 0) return;
+    let m = this.firstSeen.get(uid);
+    if (!m) this.firstSeen.set(uid, (m = new Map()));
+    for (const c of canonicals) if (!m.has(c)) m.set(c, now);
   }
 
   /** Seconds since first sight, or undefined if already reported (or never seen). */

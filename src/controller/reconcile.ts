@@ -131,7 +131,7 @@ export async function reconcile(
   // R12: one read of the node cache, used throughout.
   const nodes = deps.nodes.list();
   const plan = planReconcile(nodes, listed.value, deps.clusterCIDRs);
-  for (const np of plan.nodes) deps.latency.observe(np.node, start);
+  for (const np of plan.nodes) deps.latency.observePlanned(np.uid, np.podCIDRs, start);
   reportPlanProblems(plan, deps);
   logNodeActions(plan, logger);
 
