@@ -156,7 +156,7 @@ async function realScenarios(c: BenchCluster, variants: readonly Variant[]): Pro
   }
   if (only.has('process')) {
     log('compiling the TS peer to JavaScript (memory as shipped)');
-    const compiledTs = compileTsPeer(outDir);
+    const compiledTs = compileTsPeer();
     if (compiledTs === undefined)
       results.meta.skipped['ts-js'] = 'tsc produced no JavaScript for bench/peer/ts-route.ts';
     const sizes = [...new Set([...cfg.process.memoryNodes, ...cfg.process.costNodes])].sort((a, b) => a - b);

@@ -7,9 +7,13 @@ import * as path from 'node:path';
 
 const repoRoot = path.resolve(import.meta.dirname, '..', '..');
 
-/** Returns the compiled peer's path, or undefined when tsc produced nothing. */
-export function compileTsPeer(outDir: string): string | undefined {
-  const buildDir = path.join(outDir, 'build');
+/**
+ * Returns the compiled peer's path, or undefined when tsc produced nothing.
+ * It is built inside the repository (whatever --out says), because the
+ * compiled files resolve their packages from the repository's node_modules.
+ */
+export function compileTsPeer(): string | undefined {
+  const buildDir = path.join(repoRoot, 'node_modules', '.cache', 'cloud-route-controller-bench');
   fs.mkdirSync(buildDir, { recursive: true });
   const cfg = path.join(buildDir, 'tsconfig.json');
   fs.writeFileSync(
