@@ -26,10 +26,11 @@ function machineSection(r: Results): string {
         ]
       : []),
     `- Versions: Node ${v.node}, kube-apiserver ${v.kubeApiserver ?? '–'}, etcd ${v.etcd ?? '–'}, ${v.go ?? 'Go ?'}; upstream peer ${v.upstreamPeer}; ${v.controller}`,
+    `- TS peers' Node flags: ${r.meta.tsNodeFlags?.length ? r.meta.tsNodeFlags.map((f) => `\`${f}\``).join(' ') : 'none (V8 defaults)'}`,
     ...Object.entries(r.meta.skipped).map(([k, why]) => `- **Skipped ${k}:** ${why}`),
     ...(r.meta.merges ?? []).map(
       (m) =>
-        `- **Re-measured** ${m.scenarios.join(', ')} in a later invocation (\`--merge\`) started ${m.startedAt}, wall time ${fmt(m.wallS / 60, 1)} min${m.loadAvg1m ? `, load average median ${fmt(m.loadAvg1m.median, 2)}` : ''}; those sections come from it.`,
+        `- **Re-measured** ${m.scenarios.join(', ')} in a later invocation (\`--merge\`) started ${m.startedAt}, wall time ${fmt(m.wallS / 60, 1)} min${m.loadAvg1m ? `, load average median ${fmt(m.loadAvg1m.median, 2)}` : ''}, TS peers' Node flags ${m.tsNodeFlags?.length ? m.tsNodeFlags.map((f) => `\`${f}\``).join(' ') : 'none'}; those sections come from it.`,
     ),
   ].join('\n');
 }

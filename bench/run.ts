@@ -12,6 +12,7 @@ import { machineInfo, versions } from './lib/machine.ts';
 import { upstreamBinary, VARIANTS, type Variant } from './lib/peers.ts';
 import { SCENARIO_FIELDS, type Results } from './lib/results.ts';
 import { spread } from './lib/stats.ts';
+import { missingNodeFlags } from '../bin/node-flags.js';
 import { compileTsPeer } from './lib/build-ts.ts';
 import { writeReport } from './report.ts';
 import { processSession } from './scenarios/process.ts';
@@ -67,6 +68,7 @@ const results: Results = {
     config: cfg,
     skipped: {},
     variants: Object.fromEntries(VARIANTS.map((v) => [v.id, v.label])),
+    tsNodeFlags: [...missingNodeFlags([], process.env['NODE_OPTIONS'])],
   },
   idleVirtual: [],
   burstVirtual: [],
@@ -221,6 +223,7 @@ function merged(base: Results): Results {
       ...(base.meta.merges ?? []),
       {
         scenarios: [...only],
+        tsNodeFlags: results.meta.tsNodeFlags ?? [],
         startedAt: results.meta.startedAt,
         wallS: results.meta.wallS ?? 0,
         ...(results.meta.loadAvg1m ? { loadAvg1m: results.meta.loadAvg1m } : {}),

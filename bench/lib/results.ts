@@ -21,9 +21,12 @@ export interface Results {
     variants: Record<string, string>;
     /** 1-minute load average sampled every 30 s during the run. */
     loadAvg1m?: { median: number; max: number; samples: number };
+    /** Node flags the TS peers ran with (the daemon's V8 settings); absent in runs before they existed. */
+    tsNodeFlags?: string[];
     /** Scenarios re-measured by a later `--merge` invocation, which replaced their results. */
     merges?: {
       scenarios: string[];
+      tsNodeFlags?: string[];
       startedAt: string;
       wallS: number;
       loadAvg1m?: { median: number; max: number; samples: number };
