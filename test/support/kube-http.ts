@@ -34,38 +34,42 @@ export function tail(file: string, lines = 60): string {
   }
 }
 
+/** One request with the whole body read; the timeout names what timed out. */
+function send(
+  request: typeof http.request,
+  url: URL | string,
+  options: http.RequestOptions | https.RequestOptions,
+  data: string | undefined,
+  timeoutMs: number,
+  what: string,
+): Promise<ApiResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { ...options, agent: false, timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+      );
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`timeout after ${timeoutMs} ms: ${what}`)));
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
 export function httpJson(
   url: string,
   method: string,
   body?: unknown,
   timeoutMs = 5000,
 ): Promise<ApiResponse> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(
-      url,
-      {
-        method,
-        agent: false,
-        timeout: timeoutMs,
-        headers:
-          data === undefined
-            ? {}
-            : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`timeout after ${timeoutMs} ms: ${method} ${url}`)));
-    req.on('error', reject);
-    req.end(data);
-  });
+  const data = body === undefined ? undefined : JSON.stringify(body);
+  const headers =
+    data === undefined
+      ? {}
+      : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) };
+  return send(http.request, url, { method, headers }, data, timeoutMs, `${method} ${url}`);
 }
 
 export interface TlsIdentity {
@@ -83,36 +87,18 @@ export function httpsRequest(
   contentType = 'application/json',
   timeoutMs = 10_000,
 ): Promise<ApiResponse> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(
-      new URL(urlPath, server),
-      {
-        method,
-        ca: id.ca,
-        cert: id.cert,
-        key: id.key,
-        agent: false,
-        timeout: timeoutMs,
-        headers: {
-          accept: 'application/json',
-          ...(body === undefined
-            ? {}
-            : { 'content-type': contentType, 'content-length': Buffer.byteLength(body) }),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`timeout after ${timeoutMs} ms: ${method} ${urlPath}`)));
-    req.on('error', reject);
-    req.end(body);
-  });
+  const headers = {
+    accept: 'application/json',
+    ...(body === undefined ? {} : { 'content-type': contentType, 'content-length': Buffer.byteLength(body) }),
+  };
+  return send(
+    https.request,
+    new URL(urlPath, server),
+    { method, ca: id.ca, cert: id.cert, key: id.key, headers },
+    body,
+    timeoutMs,
+    `${method} ${urlPath}`,
+  );
 }
 
 // ------------------------------------------------------------------------------------------------
