@@ -145,6 +145,8 @@ export async function runDaemon(argv: readonly string[], io: CliIO): Promise<num
       routeResyncPeriodMs: flags.routeResyncPeriodMs,
       cloudWriteQPS: flags.cloudWriteQps,
       cloudWriteBurst: flags.cloudWriteBurst,
+      ...(setup.provider?.writeLimit ? { cloudWriteLimit: setup.provider.writeLimit } : {}),
+      routeCache: flags.routeCache,
       minResyncPeriodMs: flags.minResyncPeriodMs,
       dryRun: flags.dryRun,
       metrics,

@@ -34,6 +34,8 @@ export interface ReconcileRecord {
   readonly outcome: ReconcileReport['outcome'];
   readonly created: number;
   readonly deleted: number;
+  /** R67: a cached reconcile that handed over to a listing one. */
+  readonly handover: boolean;
 }
 
 export interface LatencySample {
@@ -177,6 +179,7 @@ export async function runMode(
         outcome: r.outcome,
         created: r.created,
         deleted: r.deleted,
+        handover: r.handover,
       });
     },
   });

@@ -162,7 +162,7 @@ describe('simulator: timeline', () => {
     assert.equal(percentile(v, 0.99), 99);
     assert.equal(percentile([7], 0.99), 7);
     const r = (at: number, trigger: 'node_change' | 'retry') =>
-      ({ at, trigger, outcome: 'noop', created: 0, deleted: 0 }) as const;
+      ({ at, trigger, outcome: 'noop', created: 0, deleted: 0, handover: false }) as const;
     assert.equal(unmatchedReconciles([r(0, 'node_change'), r(5, 'retry')], [r(0, 'node_change')]), 1);
     assert.equal(unmatchedReconciles([r(0, 'node_change')], [r(0, 'node_change'), r(5, 'retry')]), 0);
   });

@@ -37,7 +37,10 @@ export function buildHcloudProvider(
     pollIntervalMs: opts.pollIntervalMs,
   });
   const routes = new HcloudRoutes({ client, network: cfg.network, nodes });
-  return { name: 'hcloud', routes: () => routes };
+  // Hetzner Cloud refills 3 600 requests per hour and project at 1 per second; a
+  // route write costs about three (the action, then polling it), and the
+  // project's other clients (CCM, CSI) share the bucket, so the burst stays small.
+  return { name: 'hcloud', routes: () => routes, writeLimit: { qps: 1 / 3, burst: 10 } };
 }
 
 export const hcloudProviderFactory: CloudProviderFactory = (config, nodes) =>

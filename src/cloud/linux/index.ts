@@ -17,5 +17,6 @@ export const linuxProviderFactory: CloudProviderFactory = (
   nodes: NodeLister,
 ): CloudProvider => {
   const routes = new LinuxRoutes(parseLinuxConfig(config), nodes);
-  return { name: LINUX_PROVIDER_NAME, routes: () => routes };
+  // The kernel has no write limit worth pacing for.
+  return { name: LINUX_PROVIDER_NAME, routes: () => routes, writeLimit: 'unlimited' };
 };

@@ -151,7 +151,7 @@ class FileBackedRoutes implements Routes {
     nameHint: string,
     route: Readonly<Route>,
     opts: CallOptions,
-  ): Promise<void> {
+  ): Promise<Route> {
     return this.serial(
       'create',
       { destinationCIDR: route.destinationCIDR, targetNode: route.targetNode },
@@ -188,5 +188,9 @@ export const memoryProviderFactory: CloudProviderFactory = (config): CloudProvid
     throw new PermanentError((err as Error).message);
   }
   const routes = buildMemoryRoutes(cfg);
-  return { name: 'memory', routes: () => routes };
+  // R68: the configured write limit is the one the adaptive budget starts from.
+  const writeLimit = cfg.writeRateLimit
+    ? { qps: cfg.writeRateLimit.ratePerSec, burst: cfg.writeRateLimit.burst }
+    : ('unlimited' as const);
+  return { name: 'memory', routes: () => routes, writeLimit };
 };
