@@ -28,6 +28,8 @@ export interface ExecutionResult {
   /** R47: no reconcile may start before this (absolute ms), if set. */
   readonly throttleUntil: number | undefined;
   readonly throttled: boolean;
+  /** R65: every provider call of this execution plainly succeeded (no conflict retried, no failure). */
+  readonly clean: boolean;
 }
 
 export interface ExecutorDeps {
@@ -58,6 +60,7 @@ const NOT_RUN: OpResult = { status: 'deferred', durationMs: 0, attempts: 0 };
 
 class Run {
   throttled = false;
+  clean = true;
   throttleUntil: number | undefined;
   private readonly deps: ExecutorDeps;
   /** Aborted on the first throttle, so calls waiting for the write budget stop at once. */
@@ -94,6 +97,7 @@ class Run {
 
   note(r: { outcome: string; retryAfterMs: number | undefined }): void {
     if (r.outcome === 'success') this.deps.writeLimiter?.onSuccess();
+    else this.clean = false;
     if (r.outcome === 'throttled' || r.retryAfterMs !== undefined) {
       this.deps.writeLimiter?.onThrottle(r.retryAfterMs);
       this.throttled = true;
@@ -150,13 +154,14 @@ export async function executePlan(
   deps: ExecutorDeps,
 ): Promise<ExecutionResult> {
   if (deletes.length === 0 && creates.length === 0) {
-    return { deletes: [], creates: [], throttleUntil: undefined, throttled: false };
+    return { deletes: [], creates: [], throttleUntil: undefined, throttled: false, clean: true };
   }
   const run = new Run(deps);
   const r = deps.routes.applyRoutes
     ? await executeBatched(run, deletes, creates, deps)
     : await executePerRoute(run, deletes, creates, deps);
-  return { ...r, throttleUntil: run.throttleUntil, throttled: run.throttled };
+  const clean = run.clean && [...r.deletes, ...r.creates].every((o) => o.status === 'ok');
+  return { ...r, throttleUntil: run.throttleUntil, throttled: run.throttled, clean };
 }
 
 async function executePerRoute(

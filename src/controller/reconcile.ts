@@ -150,6 +150,7 @@ export async function reconcile(
         deletes: [],
         creates: [],
         throttled: listed.outcome === 'throttled',
+        clean: false,
         throttleUntil: listed.retryAfterMs === undefined ? undefined : clock.now() + listed.retryAfterMs,
       },
       `error listing routes: ${errorMessage(listed.error)}`,
@@ -257,7 +258,7 @@ export async function reconcile(
   }
 
   // R65: any outcome but a plain success leaves the cloud's state unknown.
-  if ([...exec.deletes, ...exec.creates].some((r) => r.status !== 'ok') && deps.cache?.isValid(start)) {
+  if (!exec.clean && deps.cache?.isValid(start)) {
     deps.cache.invalidate();
     deps.metrics?.cacheInvalidations.inc({ reason: 'call_failed' });
     if (source === 'cache') handover = true;
