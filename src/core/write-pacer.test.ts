@@ -42,7 +42,12 @@ describe('AdaptiveWritePacer (R68–R70)', () => {
   it('a throttle halves the rate and blocks writes until the retry time', async () => {
     const clock = new VirtualClock();
     const rates: number[] = [];
-    const p = new AdaptiveWritePacer(clock, { qps: 10, burst: 2, adaptive: true, onRate: (r) => rates.push(r) });
+    const p = new AdaptiveWritePacer(clock, {
+      qps: 10,
+      burst: 2,
+      adaptive: true,
+      onRate: (r) => rates.push(r),
+    });
     await starts(clock, p, 2);
     p.onThrottle(3000);
     assert.equal(p.qps, 5);
@@ -120,6 +125,9 @@ describe('AdaptiveWritePacer (R68–R70)', () => {
     const clock = new VirtualClock();
     assert.throws(() => new AdaptiveWritePacer(clock, { qps: 0, burst: 1, adaptive: true }), RangeError);
     assert.throws(() => new AdaptiveWritePacer(clock, { qps: 1, burst: 0, adaptive: true }), RangeError);
-    assert.throws(() => new AdaptiveWritePacer(clock, { qps: Infinity, burst: 1, adaptive: true }), RangeError);
+    assert.throws(
+      () => new AdaptiveWritePacer(clock, { qps: Infinity, burst: 1, adaptive: true }),
+      RangeError,
+    );
   });
 });
