@@ -119,6 +119,8 @@ export function startFaultController(o: FaultControllerOptions): FaultController
     minReconcileIntervalMs: 200,
     routeReconciliationPeriodMs: 500,
     routeResyncPeriodMs: 0,
+    // ROUTE_CACHE=false runs the suite with the watch-mode route cache off (R65–R67).
+    routeCache: process.env['ROUTE_CACHE'] !== 'false',
     onReconcile: (r) => {
       reports.push(r);
       if (reports.length > 10_000) reports.splice(0, 5_000);
