@@ -157,10 +157,20 @@ export async function reconcile(
     );
   }
 
-  if (snapshot === undefined) deps.cache?.fill(listed.value, start);
-
   // R12: one read of the node cache, used throughout.
   const nodes = deps.nodes.list();
+  if (snapshot === undefined) deps.cache?.fill(listed.value, start, nodes);
+  else {
+    // R67: a node's cloud identity or addresses changed since its routes were seen: only a list can tell.
+    const changed = deps.cache?.changedTarget(nodes);
+    if (changed !== undefined) {
+      logger.info(`Node ${changed} changed identity or addresses; the next reconcile lists routes`);
+      deps.cache?.invalidate();
+      deps.metrics?.cacheInvalidations.inc({ reason: 'target_changed' });
+      handover = true;
+      return finish('noop', { created: 0, deleted: 0, failed: 0, deferred: 0, conditions: 0 }, undefined);
+    }
+  }
   const plan = planReconcile(nodes, listed.value, deps.clusterCIDRs);
   // R67: a route the cache holds only as requested is deleted after a list, never from the cache.
   const unlisted = new Set(snapshot?.filter((e) => !e.listed).map((e) => e.route));
@@ -229,7 +239,7 @@ export async function reconcile(
     const what = `${c.nameHint} ${c.route.destinationCIDR}`;
     if (r.status === 'ok') {
       created++;
-      deps.cache?.created(c.route, r.listedAs);
+      deps.cache?.created(c.route, r.listedAs, c.node.node);
       c.cidr.action = 'keep';
       logger.info(
         `Created route for node ${c.node.name} ${c.route.destinationCIDR} with hint ${c.nameHint} after ${formatDuration(r.durationMs)}`,
@@ -261,7 +271,6 @@ export async function reconcile(
   if (!exec.clean && deps.cache?.isValid(start)) {
     deps.cache.invalidate();
     deps.metrics?.cacheInvalidations.inc({ reason: 'call_failed' });
-    if (source === 'cache') handover = true;
   }
 
   // R28–R33: conditions after all route operations settled.

@@ -85,20 +85,23 @@ describe('route cache (SPEC R65–R67)', () => {
     ['a timeout', (h) => h.cloud.hangNext(1, ['create'])],
   ];
   for (const [what, inject] of failures) {
-    it(`R65/R67: after ${what} the cache is dropped and the next reconcile lists (under R44)`, async () => {
+    it(`R65: after ${what} the cache is dropped and the next reconcile, retry or node change, lists`, async () => {
       const h = watching({ controller: { cloudCallTimeoutMs: 2 * S } });
       await started(h);
       inject(h);
       join(h, 'b', '10.120.1.0/24');
       await h.clock.advance(30 * S);
       assert.equal(h.reports[1]!.source, 'cache');
-      assert.ok(h.cloud.count('list') >= 2, 'listed again');
+      // A failed reconcile retries (R46/R70); one that succeeded after a retried conflict waits for the next trigger.
+      join(h, 'c', '10.120.2.0/24');
+      await h.clock.advance(15 * S);
+      assert.equal(h.reports[2]!.source, 'list', 'the reconcile after the failed one listed');
       const lists = h.cloud.calls.filter((c) => c.op === 'list').map((c) => c.start);
       assert.ok(lists[1]! - lists[0]! >= I, 'R44 spaces the listing reconcile');
-      assert.deepEqual(h.routeSet(), ['10.120.0.0/24->a', '10.120.1.0/24->b']);
+      assert.deepEqual(h.routeSet(), ['10.120.0.0/24->a', '10.120.1.0/24->b', '10.120.2.0/24->c']);
       // Another change after the listing reconcile is cached again (the list refilled the cache).
       const listsBefore = h.cloud.count('list');
-      join(h, 'c', '10.120.2.0/24');
+      join(h, 'd', '10.120.3.0/24');
       await h.clock.advance(0);
       assert.equal(h.cloud.count('list'), listsBefore);
       assert.equal(h.reports.at(-1)!.source, 'cache');
@@ -120,8 +123,8 @@ describe('route cache (SPEC R65–R67)', () => {
     join(b, 'c', '10.120.2.0/24');
     await b.clock.advance(0);
     assert.equal(b.cloud.count('list'), 1, 'the batch ran against the cache');
-    await b.clock.advance(I + S);
-    assert.equal(b.cloud.count('list'), 2, 'then a listing reconcile took over');
+    await b.clock.advance(I + 3 * S);
+    assert.equal(b.cloud.count('list'), 2, 'then the retry (R46) listed');
     assert.deepEqual(b.routeSet(), ['10.120.0.0/24->a', '10.120.1.0/24->b', '10.120.2.0/24->c']);
     await b.stop();
   });
@@ -204,6 +207,36 @@ describe('route cache (SPEC R65–R67)', () => {
     assert.ok(lastList.start <= del.start, 'listed before deleting');
     assert.deepEqual(v.routeSet(), ['10.120.0.0/24->a']);
     await v.stop();
+  });
+
+  it('R67: a node whose addresses (or UID, provider ID) changed hands over to a list, which repairs a blackhole at once (R20)', async () => {
+    const h = watching({ nodes: [{ name: 'a', podCIDRs: ['10.120.0.0/24'], addresses: ip('10.0.0.1') }] });
+    await started(h);
+    h.cloud.blackholeTarget('a'); // the cloud's view changed; the cache cannot know
+    h.cluster.setAddresses('a', ip('10.0.0.2'));
+    await h.clock.advance(0);
+    const handover = h.reports.at(-1)!;
+    assert.equal(handover.source, 'cache');
+    assert.equal(handover.handover, true);
+    assert.equal(handover.created + handover.deleted, 0, 'nothing planned from the cache');
+    assert.equal(h.cloud.count('delete'), 0);
+    await h.clock.advance(I);
+    assert.equal(h.cloud.count('list'), 2);
+    const last = h.reports.at(-1)!;
+    assert.equal(last.source, 'list');
+    assert.equal(last.deleted, 1);
+    assert.equal(last.created, 1);
+    assert.deepEqual(h.routeSet(), ['10.120.0.0/24->a']);
+    assert.equal(
+      await h.metric('route_controller_route_cache_invalidations_total', { reason: 'target_changed' }),
+      1,
+    );
+    // Heartbeats change nothing the cloud maps targets by: the next change is cached again.
+    h.cluster.heartbeat('a');
+    join(h, 'b', '10.120.1.0/24');
+    await h.clock.advance(0);
+    assert.equal(h.reports.at(-1)!.source, 'cache');
+    await h.stop();
   });
 
   it('--route-cache=false: every reconcile lists and waits for R44', async () => {

@@ -2,11 +2,7 @@
 // written through with every create and delete the provider confirmed. A
 // cached reconcile plans against it instead of calling listRoutes. Pure: the
 // caller passes the time.
-import type { Route } from './types.ts';
-
-/** Why the cache was dropped; the label of route_controller_route_cache_invalidations_total. */
-export type CacheInvalidation =
-  'start' | 'call_failed' | 'unlisted_delete' | 'periodic' | 'retry' | 'expired' | 'disabled';
+import type { Node, Route } from './types.ts';
 
 export interface CachedRoute {
   readonly route: Route;
@@ -17,8 +13,21 @@ export interface CachedRoute {
   readonly listed: boolean;
 }
 
+/**
+ * What a provider may map a route's target by: the node's incarnation, its
+ * cloud identity and its addresses. When one of them changes, the cloud may
+ * now report the node's routes differently (a re-created instance leaves a
+ * blackhole behind), which only a list can tell.
+ */
+export function targetFingerprint(n: Node): string {
+  const addresses = (n.status?.addresses ?? []).map((a) => `${a.type}=${a.address}`).sort();
+  return `${n.metadata?.uid ?? ''}|${n.spec?.providerID ?? ''}|${addresses.join(',')}`;
+}
+
 export class RouteCache {
   private entries: CachedRoute[] | undefined;
+  /** Node name → fingerprint when the routes targeting it were last listed or created. */
+  private targets = new Map<string, string>();
   private listedAt = 0;
   private readonly maxAgeMs: number;
 
@@ -27,10 +36,25 @@ export class RouteCache {
     this.maxAgeMs = maxAgeMs;
   }
 
-  /** R65: after every successful listRoutes. */
-  fill(routes: readonly Route[], now: number): void {
+  /** R65: after every successful listRoutes, with the nodes the plan reads next. */
+  fill(routes: readonly Route[], now: number, nodes: readonly Node[]): void {
     this.entries = routes.map((route) => ({ route, listed: true }));
     this.listedAt = now;
+    this.targets = new Map(nodes.map((n) => [n.metadata?.name ?? '', targetFingerprint(n)]));
+  }
+
+  /**
+   * R67: the name of a node whose identity or addresses changed since the
+   * cached view of its routes was taken, if any; the cache cannot stand in
+   * for a list then.
+   */
+  changedTarget(nodes: readonly Node[]): string | undefined {
+    for (const n of nodes) {
+      const name = n.metadata?.name ?? '';
+      const seen = this.targets.get(name);
+      if (seen !== undefined && seen !== targetFingerprint(n)) return name;
+    }
+    return undefined;
   }
 
   invalidate(): void {
@@ -54,9 +78,10 @@ export class RouteCache {
     if (i >= 0) this.entries.splice(i, 1);
   }
 
-  /** A confirmed create; `listedAs` is the provider's own description of it, if it gave one. */
-  created(requested: Route, listedAs: Route | undefined): void {
+  /** A confirmed create for `node`; `listedAs` is the provider's own description of it, if it gave one. */
+  created(requested: Route, listedAs: Route | undefined, node: Node): void {
     if (this.entries === undefined) return;
+    this.targets.set(node.metadata?.name ?? '', targetFingerprint(node));
     this.entries.push(
       listedAs === undefined ? { route: { ...requested }, listed: false } : { route: listedAs, listed: true },
     );
