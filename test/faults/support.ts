@@ -31,6 +31,16 @@ import {
  * call log would write it. (MemoryRoutes.calls holds calls still in flight with
  * a provisional outcome, which an incremental checker must not read.)
  */
+/**
+ * A `random` for MemoryRoutes.failFraction(1 / n) that fails exactly every
+ * n-th call: "some faults happened" then holds by construction, whatever the
+ * timing of the real apiserver makes the call count.
+ */
+export function everyNth(n: number): () => number {
+  let i = 0;
+  return () => (++i % n === 0 ? 0 : 0.999);
+}
+
 export class AuditedMemoryRoutes extends MemoryRoutes {
   log: CloudCall[] = [];
   /** A cloud's own refusals (e.g. no IPv6): an Error to throw for this call, or undefined. */
