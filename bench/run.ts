@@ -96,18 +96,17 @@ function save(): void {
 
 async function virtualScenarios(): Promise<void> {
   if (only.has('idle-virtual')) {
-    for (const mode of ['periodic', 'watch', 'watch-r0'] as const) {
+    for (const mode of ['periodic', 'watch-legacy', 'watch', 'watch-r0'] as const) {
       log(`idle hour, virtual time: ${mode}`);
       results.idleVirtual.push(await idleHourVirtual(mode, cfg.idleVirtual));
       save();
     }
   }
   if (only.has('burst-virtual')) {
-    for (const budget of [false, true])
-      for (const mode of ['periodic', 'watch'] as const) {
-        log(`burst, virtual time: ${mode}${budget ? ', write budget' : ''}`);
-        results.burstVirtual.push(await burstVirtual(mode, cfg.burstVirtual, budget));
-      }
+    for (const mode of ['periodic', 'watch-legacy', 'watch'] as const) {
+      log(`burst, virtual time: ${mode}`);
+      results.burstVirtual.push(await burstVirtual(mode, cfg.burstVirtual));
+    }
     save();
   }
   if (only.has('cost')) {

@@ -146,6 +146,7 @@ export async function runDaemon(argv: readonly string[], io: CliIO): Promise<num
       cloudWriteQPS: flags.cloudWriteQps,
       cloudWriteBurst: flags.cloudWriteBurst,
       ...(setup.provider?.writeLimit ? { cloudWriteLimit: setup.provider.writeLimit } : {}),
+      ...(setup.provider?.routeTargetKeys ? { routeTargetKeys: setup.provider.routeTargetKeys } : {}),
       routeCache: flags.routeCache,
       minResyncPeriodMs: flags.minResyncPeriodMs,
       dryRun: flags.dryRun,

@@ -49,6 +49,8 @@ export interface RouteControllerOptions {
    * route cache instead of a fresh listRoutes (R65–R67). false: every reconcile lists.
    */
   readonly routeCache?: boolean;
+  /** The provider's `routeTargetKeys` (R67); default: uid, providerID and addresses. */
+  readonly routeTargetKeys?: readonly ('uid' | 'providerID' | 'addresses')[];
   /** Timeout of every provider call (default 5 min). */
   readonly cloudCallTimeoutMs?: number;
   readonly dryRun?: boolean;

@@ -198,5 +198,8 @@ function routeCache(options: RouteControllerOptions): RouteCache | undefined {
   if (!(options.watchBasedReconciliation ?? false) || options.dryRun || options.routeCache === false)
     return undefined;
   const p = options.routeResyncPeriodMs ?? DEFAULTS.routeResyncPeriodMs;
-  return new RouteCache(p > 0 ? p : (options.minResyncPeriodMs ?? DEFAULTS.minResyncPeriodMs));
+  return new RouteCache(
+    p > 0 ? p : (options.minResyncPeriodMs ?? DEFAULTS.minResyncPeriodMs),
+    options.routeTargetKeys,
+  );
 }

@@ -114,4 +114,11 @@ describe('RouteCache (R65–R67)', () => {
     c.created(route('10.0.9.0/24', 'n'), undefined, node('n'));
     assert.equal(c.changedTarget([node('n', 'uid-new')]), 'n', 'a created route remembers its node');
   });
+
+  it('R67: only the fields the provider maps targets by count (routeTargetKeys)', () => {
+    const c = new RouteCache(60_000, ['uid']);
+    c.fill([], 0, [node('a')]);
+    assert.equal(c.changedTarget([node('a', 'uid-a', '10.9.9.9', 'p://moved')]), undefined);
+    assert.equal(c.changedTarget([node('a', 'uid-2')]), 'a');
+  });
 });

@@ -14,14 +14,25 @@ export interface CachedRoute {
 }
 
 /**
- * What a provider may map a route's target by: the node's incarnation, its
- * cloud identity and its addresses. When one of them changes, the cloud may
- * now report the node's routes differently (a re-created instance leaves a
- * blackhole behind), which only a list can tell.
+ * What a provider maps a route's target to a node by: the node's incarnation
+ * (`uid`), its cloud identity (`providerID`), its `addresses`. When one of them
+ * changes, the cloud may now report the node's routes differently (a
+ * re-created instance leaves a blackhole behind), which only a list can tell.
  */
-export function targetFingerprint(n: Node): string {
-  const addresses = (n.status?.addresses ?? []).map((a) => `${a.type}=${a.address}`).sort();
-  return `${n.metadata?.uid ?? ''}|${n.spec?.providerID ?? ''}|${addresses.join(',')}`;
+export type RouteTargetKey = 'uid' | 'providerID' | 'addresses';
+export const ALL_TARGET_KEYS: readonly RouteTargetKey[] = ['uid', 'providerID', 'addresses'];
+
+export function targetFingerprint(n: Node, keys: readonly RouteTargetKey[] = ALL_TARGET_KEYS): string {
+  const part = (k: RouteTargetKey): string =>
+    k === 'uid'
+      ? (n.metadata?.uid ?? '')
+      : k === 'providerID'
+        ? (n.spec?.providerID ?? '')
+        : (n.status?.addresses ?? [])
+            .map((a) => `${a.type}=${a.address}`)
+            .sort()
+            .join(',');
+  return keys.map(part).join('|');
 }
 
 export class RouteCache {
@@ -30,17 +41,19 @@ export class RouteCache {
   private targets = new Map<string, string>();
   private listedAt = 0;
   private readonly maxAgeMs: number;
+  private readonly keys: readonly RouteTargetKey[];
 
-  /** `maxAgeMs`: a cache older than this is not used (R65). */
-  constructor(maxAgeMs: number) {
+  /** `maxAgeMs`: a cache older than this is not used (R65); `keys`: what the provider maps targets by (R67). */
+  constructor(maxAgeMs: number, keys: readonly RouteTargetKey[] = ALL_TARGET_KEYS) {
     this.maxAgeMs = maxAgeMs;
+    this.keys = keys;
   }
 
   /** R65: after every successful listRoutes, with the nodes the plan reads next. */
   fill(routes: readonly Route[], now: number, nodes: readonly Node[]): void {
     this.entries = routes.map((route) => ({ route, listed: true }));
     this.listedAt = now;
-    this.targets = new Map(nodes.map((n) => [n.metadata?.name ?? '', targetFingerprint(n)]));
+    this.targets = new Map(nodes.map((n) => [n.metadata?.name ?? '', targetFingerprint(n, this.keys)]));
   }
 
   /**
@@ -52,7 +65,7 @@ export class RouteCache {
     for (const n of nodes) {
       const name = n.metadata?.name ?? '';
       const seen = this.targets.get(name);
-      if (seen !== undefined && seen !== targetFingerprint(n)) return name;
+      if (seen !== undefined && seen !== targetFingerprint(n, this.keys)) return name;
     }
     return undefined;
   }
@@ -81,7 +94,7 @@ export class RouteCache {
   /** A confirmed create for `node`; `listedAs` is the provider's own description of it, if it gave one. */
   created(requested: Route, listedAs: Route | undefined, node: Node): void {
     if (this.entries === undefined) return;
-    this.targets.set(node.metadata?.name ?? '', targetFingerprint(node));
+    this.targets.set(node.metadata?.name ?? '', targetFingerprint(node, this.keys));
     this.entries.push(
       listedAs === undefined ? { route: { ...requested }, listed: false } : { route: listedAs, listed: true },
     );

@@ -63,6 +63,11 @@ export interface CloudProvider {
    * --cloud-write-qps=auto.
    */
   readonly writeLimit?: { readonly qps: number; readonly burst: number } | 'unlimited';
+  /**
+   * R67: the node fields listRoutes maps a route's target by. A change of one
+   * of them makes the route cache list again. Absent: all of them.
+   */
+  readonly routeTargetKeys?: readonly ('uid' | 'providerID' | 'addresses')[];
 }
 
 /**

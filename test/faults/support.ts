@@ -25,6 +25,7 @@ import {
   type NodeView,
   type RouteEntry,
 } from './invariants.ts';
+import { testRandom } from '../support/seed.ts';
 
 /**
  * MemoryRoutes whose every call, once settled, lands in `log` as the daemon's
@@ -48,7 +49,7 @@ export class AuditedMemoryRoutes extends MemoryRoutes {
   private hangs: { ops: Set<string>; remaining: number }[] = [];
 
   constructor(opts: MemoryRoutesOptions = {}) {
-    super(opts);
+    super({ random: testRandom('cloud'), ...opts });
   }
 
   /**

@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { MemoryRoutes } from '../../src/cloud/memory/memory-routes.ts';
 import { apiRequest, requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
 import type { ControlPlane } from '../support/controlplane.ts';
+import { testRandom } from '../support/seed.ts';
 import {
   Admin,
   internalIP,
@@ -38,7 +39,7 @@ for (const { watch, routeCache } of [
       cp = await startControlPlane();
       admin = new Admin(cp.adminKubeconfig);
       const kubeconfig = await setupControllerUser(cp);
-      cloud = new MemoryRoutes();
+      cloud = new MemoryRoutes({ random: testRandom('cloud') });
       rc = startController({ kubeconfig, watch, cloud, controller: { routeCache } });
     });
 

@@ -33,6 +33,8 @@ export class AwsCloudProvider implements CloudProvider {
    * per account and Region ("Request throttling for the Amazon EC2 API").
    */
   readonly writeLimit = { qps: 5, burst: 50 };
+  /** listRoutes maps a route's instance to the node with that instance in its providerID. */
+  readonly routeTargetKeys = ['uid', 'providerID'] as const;
   private readonly routesImpl: Routes;
   constructor(routes: Routes) {
     this.routesImpl = routes;

@@ -18,5 +18,11 @@ export const linuxProviderFactory: CloudProviderFactory = (
 ): CloudProvider => {
   const routes = new LinuxRoutes(parseLinuxConfig(config), nodes);
   // The kernel has no write limit worth pacing for.
-  return { name: LINUX_PROVIDER_NAME, routes: () => routes, writeLimit: 'unlimited' };
+  // listRoutes maps a next hop to the node with that InternalIP.
+  return {
+    name: LINUX_PROVIDER_NAME,
+    routes: () => routes,
+    writeLimit: 'unlimited',
+    routeTargetKeys: ['uid', 'addresses'],
+  };
 };

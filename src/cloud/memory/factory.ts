@@ -192,5 +192,6 @@ export const memoryProviderFactory: CloudProviderFactory = (config): CloudProvid
   const writeLimit = cfg.writeRateLimit
     ? { qps: cfg.writeRateLimit.ratePerSec, burst: cfg.writeRateLimit.burst }
     : ('unlimited' as const);
-  return { name: 'memory', routes: () => routes, writeLimit };
+  // Routes name their target node: only a re-created node (new UID) may differ.
+  return { name: 'memory', routes: () => routes, writeLimit, routeTargetKeys: ['uid'] };
 };
