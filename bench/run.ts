@@ -20,6 +20,7 @@ import { burstSession, failureSession, idleSession, routedCluster } from './scen
 import { profileReconcile, reconcileCost } from './scenarios/reconcile-cost.ts';
 import { settleSession } from './scenarios/settle.ts';
 import { burstVirtual, idleHourVirtual } from './scenarios/virtual.ts';
+import { churnHourVirtual } from './scenarios/churn.ts';
 import { testenvBinaries } from '../test/support/controlplane.ts';
 
 const SCENARIOS = Object.keys(SCENARIO_FIELDS) as Scenario[];
@@ -72,6 +73,7 @@ const results: Results = {
   },
   idleVirtual: [],
   burstVirtual: [],
+  churnVirtual: [],
   idleReal: [],
   burst: [],
   failure: [],
@@ -106,6 +108,13 @@ async function virtualScenarios(): Promise<void> {
     for (const mode of ['periodic', 'watch-legacy', 'watch'] as const) {
       log(`burst, virtual time: ${mode}`);
       results.burstVirtual.push(await burstVirtual(mode, cfg.burstVirtual));
+    }
+    save();
+  }
+  if (only.has('churn-virtual') && cfg.churnVirtual) {
+    for (const mode of ['periodic', 'watch-legacy', 'watch'] as const) {
+      log(`churn hour, virtual time: ${mode}`);
+      results.churnVirtual!.push(await churnHourVirtual(mode, cfg.churnVirtual));
     }
     save();
   }
