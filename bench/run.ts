@@ -227,6 +227,9 @@ function merged(base: Results): Results {
   const r = out as unknown as Results;
   r.meta = {
     ...base.meta,
+    // The re-measured scenarios ran with this run's configuration and variants.
+    config: results.meta.config,
+    variants: { ...base.meta.variants, ...results.meta.variants },
     merges: [
       ...(base.meta.merges ?? []),
       {
