@@ -235,7 +235,7 @@ export async function burstVirtual(
   await r.running;
   return {
     mode,
-    label: `${VIRTUAL_LABELS[mode]}${writeBudget ? `, paced from the cloud's ${cfg.writeRate}/s` : ', unpaced'}`,
+    label: `${VIRTUAL_LABELS[mode]}${writeBudget ? `, paced from the cloud's ${cfg.writeRate}/s` : mode === 'watch-legacy' ? '' : ', unpaced'}`,
     writeBudget,
     nodes: cfg.nodes,
     converged: convergeS !== undefined,
