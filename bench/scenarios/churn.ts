@@ -7,7 +7,7 @@ import { canonicalCIDR } from '../../src/core/cidr.ts';
 import { seededRandom } from '../../src/core/random.ts';
 import type { CallOptions, Route } from '../../src/core/types.ts';
 import { nodeName, podCIDRv4, routedNodeSpec } from '../lib/nodes.ts';
-import { rig, VIRTUAL_LABELS, type Rig, type VirtualMode } from './virtual.ts';
+import { addRoutedNode, rig, VIRTUAL_LABELS, type Rig, type VirtualMode } from './virtual.ts';
 
 export interface ChurnConfig {
   readonly nodes: number;
@@ -63,18 +63,10 @@ async function runHour(
   heartbeats: boolean,
 ): Promise<{ r: Rig; starts: string[]; wrong: number; t0: number }> {
   const r = rig(mode, { latencyMs: 20 });
-  const now = new Date(r.clock.now());
   const names: string[] = [];
   for (let i = 0; i < cfg.nodes; i++) {
-    const name = nodeName('churn', i);
-    const node = r.cluster.createNode(routedNodeSpec(name, i, [podCIDRv4(i)], now));
-    r.routes.putRoute({
-      name: `kubernetes-${node.metadata!.uid}-${podCIDRv4(i)}`,
-      clusterName: 'kubernetes',
-      targetNode: name,
-      destinationCIDR: podCIDRv4(i),
-    });
-    names.push(name);
+    addRoutedNode(r, i, 'churn');
+    names.push(nodeName('churn', i));
   }
   // A wrong delete: the route of a node that exists and still has that pod CIDR.
   let wrong = 0;

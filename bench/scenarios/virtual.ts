@@ -67,8 +67,9 @@ export function rig(mode: VirtualMode, opts: { latencyMs: number; writeRate?: nu
   };
 }
 
-function addRoutedNode(r: Rig, i: number): void {
-  const name = nodeName('idle', i);
+/** A node that already has its route, as in a running cluster. */
+export function addRoutedNode(r: Rig, i: number, prefix = 'idle'): void {
+  const name = nodeName(prefix, i);
   const now = new Date(r.clock.now());
   const node = r.cluster.createNode(routedNodeSpec(name, i, [podCIDRv4(i)], now));
   r.routes.putRoute({
