@@ -138,7 +138,7 @@ export class Daemon {
   static start(args: readonly string[], logFile: string): Daemon {
     const fd = fs.openSync(logFile, 'a');
     try {
-      const child = spawn(pinnedNode(), [BIN, ...args], {
+      const child = spawn(pinnedNode(), [BIN, ...withoutSecurePort(args)], {
         stdio: ['ignore', fd, fd],
         env: childEnv(),
         cwd: ROOT,
@@ -259,13 +259,22 @@ export function metricValue(text: string, sample: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(sample.length + 1));
 }
 
+/**
+ * `run` serves HTTPS on :10258 by default; suites that do not test it turn it off, so that
+ * replicas run side by side and need no review rights (test/integration/secure-serving covers it).
+ */
+export function withoutSecurePort(args: readonly string[]): readonly string[] {
+  if (args[0] !== 'run' || args.some((a) => a.startsWith('--secure-port'))) return args;
+  return [...args, '--secure-port=0'];
+}
+
 /** Runs the executable to completion (for --help, bad flags, plan). */
 export function runToExit(
   args: readonly string[],
   timeoutMs = 60_000,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(pinnedNode(), [BIN, ...args], {
+    const child = spawn(pinnedNode(), [BIN, ...withoutSecurePort(args)], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: childEnv(),
       cwd: ROOT,
