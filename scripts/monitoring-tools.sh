@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Tools for the chart and monitoring suite (test/monitoring): helm and promtool built from the Go
-# module proxy, and the Prometheus operator's CRDs taken from its module download. Cached outside
+# Tools for the chart and monitoring suite (test/monitoring): helm, kustomize and promtool built
+# from the Go module proxy, and the Prometheus operator's CRDs taken from its module download. Cached outside
 # the repository, keyed by version, like scripts/testenv.sh.
 #
-#   scripts/monitoring-tools.sh build   build (or reuse) helm, promtool; fetch the CRDs
-#   scripts/monitoring-tools.sh paths   print HELM=..., PROMTOOL=..., PROMETHEUS_OPERATOR_CRDS=...
+#   scripts/monitoring-tools.sh build   build (or reuse) helm, kustomize, promtool; fetch the CRDs
+#   scripts/monitoring-tools.sh paths   print HELM=, KUSTOMIZE=, PROMTOOL=, PROMETHEUS_OPERATOR_CRDS=
 #
 # Environment knobs: XDG_CACHE_HOME (cache root, default ~/.cache), TOOLS_BUILD_TIMEOUT (seconds
 # per Go build, default 2400).
@@ -12,6 +12,9 @@ set -euo pipefail
 
 HELM_MODULE=helm.sh/helm/v4
 HELM_VERSION=v4.3.2
+KUSTOMIZE_MODULE=sigs.k8s.io/kustomize/kustomize/v5
+# v5.8.3 requires Go 1.27.
+KUSTOMIZE_VERSION=v5.8.2
 PROMETHEUS_MODULE=github.com/prometheus/prometheus
 # Go module v0.316.0 is Prometheus 3.16.0 (the module drops the major version).
 PROMETHEUS_VERSION=v0.316.0
@@ -33,6 +36,7 @@ GOVER="$(go env GOVERSION)"
 PLATFORM="$(go env GOOS)-$(go env GOARCH)"
 CACHE_BASE="${XDG_CACHE_HOME:-$HOME/.cache}/cloud-route-controller/tools"
 HELM_DIR="$CACHE_BASE/helm-$HELM_VERSION-$GOVER-$PLATFORM"
+KUSTOMIZE_DIR="$CACHE_BASE/kustomize-$KUSTOMIZE_VERSION-$GOVER-$PLATFORM"
 PROMTOOL_DIR="$CACHE_BASE/promtool-$PROMETHEUS_VERSION-$GOVER-$PLATFORM"
 CRD_DIR="$CACHE_BASE/prometheus-operator-crds-$OPERATOR_VERSION"
 
@@ -60,13 +64,12 @@ go_install() {
 }
 
 build_helm() {
-  if [[ -x "$HELM_DIR/helm" ]] && "$HELM_DIR/helm" version --short 2> /dev/null | grep -q "^${HELM_VERSION}"; then
+  # `go version -m` reads the module version from the binary's build info.
+  if [[ -x "$HELM_DIR/helm" ]] && go version -m "$HELM_DIR/helm" | grep -q "mod[[:space:]]*$HELM_MODULE[[:space:]]*$HELM_VERSION"; then
     log "helm: cache hit $HELM_DIR/helm"
     return 0
   fi
   log "helm: cache miss, building $HELM_MODULE@$HELM_VERSION"
-  # helm's version is stamped through ldflags upstream; without it, `helm version` prints the
-  # module version from build info, which is what the cache check above compares.
   go_install helm "$HELM_DIR" "$HELM_MODULE/cmd/helm@$HELM_VERSION"
   log "helm: $("$HELM_DIR/helm" version --short)"
 }
@@ -78,6 +81,15 @@ build_promtool() {
   fi
   log "promtool: cache miss, building $PROMETHEUS_MODULE/cmd/promtool@$PROMETHEUS_VERSION"
   go_install promtool "$PROMTOOL_DIR" "$PROMETHEUS_MODULE/cmd/promtool@$PROMETHEUS_VERSION"
+}
+
+build_kustomize() {
+  if [[ -x "$KUSTOMIZE_DIR/kustomize" ]]; then
+    log "kustomize: cache hit $KUSTOMIZE_DIR/kustomize"
+    return 0
+  fi
+  log "kustomize: cache miss, building $KUSTOMIZE_MODULE@$KUSTOMIZE_VERSION"
+  go_install kustomize "$KUSTOMIZE_DIR" "$KUSTOMIZE_MODULE@$KUSTOMIZE_VERSION"
 }
 
 fetch_crds() {
@@ -101,6 +113,7 @@ fetch_crds() {
 
 print_paths() {
   echo "HELM=$([[ -x "$HELM_DIR/helm" ]] && echo "$HELM_DIR/helm")"
+  echo "KUSTOMIZE=$([[ -x "$KUSTOMIZE_DIR/kustomize" ]] && echo "$KUSTOMIZE_DIR/kustomize")"
   echo "PROMTOOL=$([[ -x "$PROMTOOL_DIR/promtool" ]] && echo "$PROMTOOL_DIR/promtool")"
   echo "PROMETHEUS_OPERATOR_CRDS=$([[ -d "$CRD_DIR" ]] && echo "$CRD_DIR")"
 }
@@ -114,6 +127,7 @@ do_build() {
   # One Go build at a time (2 cores).
   build_promtool
   build_helm
+  build_kustomize
   log "build done in $((SECONDS - start)) s"
   print_paths
 }

@@ -171,7 +171,7 @@ export class Daemon {
   }
 
   /** The port an endpoint bound (logged as `Serving <label>`). */
-  async port(label: 'metrics' | 'health probes', timeoutMs = 30_000): Promise<number> {
+  async port(label: 'metrics' | 'health probes' | 'securely', timeoutMs = 30_000): Promise<number> {
     let port = 0;
     await this.waitForLog(`Serving ${label}`, timeoutMs, (r) => {
       port = Number(/:(\d+)$/.exec(String(r['address']))?.[1] ?? 0);
@@ -264,7 +264,8 @@ export function metricValue(text: string, sample: string): number | undefined {
  * replicas run side by side and need no review rights (test/integration/secure-serving covers it).
  */
 export function withoutSecurePort(args: readonly string[]): readonly string[] {
-  if (args[0] !== 'run' || args.some((a) => a.startsWith('--secure-port'))) return args;
+  const runs = args[0] === 'run' || args[0]?.startsWith('-') === true;
+  if (!runs || args.some((a) => a.startsWith('--secure-port'))) return args;
   return [...args, '--secure-port=0'];
 }
 
