@@ -1,0 +1,22 @@
+import { Worker } from 'node:worker_threads';
+const before = process.memoryUsage().rss;
+const code = `
+const { parentPort } = require('node:worker_threads');
+const forge = require(${JSON.stringify(process.cwd() + '/node_modules/node-forge')});
+const { generateKeyPairSync } = require('node:crypto');
+const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const keyPem = pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+const cert = forge.pki.createCertificate();
+cert.publicKey = forge.pki.publicKeyFromPem(pair.publicKey.export({ type: 'spki', format: 'pem' }).toString());
+cert.serialNumber = '01';
+cert.setSubject([{ name: 'commonName', value: 'x' }]); cert.setIssuer([{ name: 'commonName', value: 'x' }]);
+cert.sign(forge.pki.privateKeyFromPem(keyPem), forge.md.sha256.create());
+parentPort.postMessage(forge.pki.certificateToPem(cert));
+`;
+const w = new Worker(code, { eval: true });
+const pem = await new Promise((res) => w.once('message', res));
+await w.terminate();
+globalThis.gc?.();
+await new Promise((r) => setTimeout(r, 300));
+globalThis.gc?.();
+console.log(String(pem).length, JSON.stringify({ before: +(before/2**20).toFixed(1), after: +(process.memoryUsage().rss/2**20).toFixed(1) }));
