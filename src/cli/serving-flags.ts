@@ -1,4 +1,4 @@
-// Secure serving flags (SPEC §7.6): component-base's names and defaults for
+// Secure serving flags (SPEC §7.5): component-base's names and defaults for
 // --secure-port, --bind-address, the TLS files, delegated authentication and
 // authorization. Pure, like flags.ts.
 import { isIP } from 'node:net';

@@ -1,4 +1,4 @@
-// Builds the secure port (SPEC §7.6) from the flags: its certificate, and the
+// Builds the secure port (SPEC §7.5) from the flags: its certificate, and the
 // apiserver clients its TokenReviews and SubjectAccessReviews go through.
 import type { Clock } from '../core/clock.ts';
 import { createKubeClient, type KubeClient } from '../kube/index.ts';

@@ -1,5 +1,5 @@
-// Delegated authentication and authorization of the secure port (SPEC R71,
-// R72), as k8s.io/apiserver's DelegatingAuthenticationOptions and
+// Delegated authentication and authorization of the secure port (SPEC R81,
+// R82), as k8s.io/apiserver's DelegatingAuthenticationOptions and
 // DelegatingAuthorizationOptions do it: a bearer token is checked with a
 // TokenReview, the user it names with a SubjectAccessReview for the
 // non-resource path and verb. Both answers are cached for 10 s, allowed and

@@ -1,4 +1,4 @@
-// The daemon's listeners (SPEC §7.1, §7.6): the HTTPS secure port, and the
+// The daemon's listeners (SPEC §7.1, §7.5): the HTTPS secure port, and the
 // opt-in plain-HTTP /metrics and probe endpoints. Explicit start/stop; stop
 // also drops keep-alive connections (scrapers).
 import http from 'node:http';

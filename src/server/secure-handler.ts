@@ -1,4 +1,4 @@
-// What the secure port answers (SPEC R71-R73): the always-allowed paths (the
+// What the secure port answers (SPEC R81-R83): the always-allowed paths (the
 // probes) without credentials; everything else only for a bearer token that a
 // TokenReview authenticates and a SubjectAccessReview on the non-resource path
 // allows. Unlike k8s.io/apiserver, anonymous requests are refused with 401

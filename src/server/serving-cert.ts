@@ -1,4 +1,4 @@
-// The secure port's certificate (SPEC R70): --tls-cert-file/--tls-private-key-file
+// The secure port's certificate (SPEC R80): --tls-cert-file/--tls-private-key-file
 // when given, else a self-signed one made in memory at start, as component-base
 // does (GenerateSelfSignedCertKey), so clients can pin it but not verify it
 // against a CA. Node has no X.509 writer, so the certificate is built by

@@ -11,6 +11,7 @@ import type { FaultController } from './controller.ts';
 import { inProcessScenario, type InProcessOptions } from './scenario.ts';
 import {
   AuditedMemoryRoutes,
+  everyNth,
   suiteControlPlane,
   type SuiteEnv,
   type TrackedAdmin,
@@ -41,8 +42,14 @@ describe('cloud faults', { timeout: 300_000 }, () => {
     'periodic: 30 % of calls fail with 503 throughout a stream of node changes; converges while failing',
     { timeout: 60_000 },
     async (t) => {
-      await scenario(t, { watch: false }, async (rc, cloud) => {
-        cloud.failFraction(0.3, undefined, (op) => new RetryableError(`${op}: HTTP 503 Service Unavailable`));
+      // Every third call fails (deterministic, so the count below cannot miss by chance).
+      const failing = new AuditedMemoryRoutes({ random: everyNth(3) });
+      await scenario(t, { watch: false, cloud: failing }, async (rc, cloud) => {
+        cloud.failFraction(
+          1 / 3,
+          undefined,
+          (op) => new RetryableError(`${op}: HTTP 503 Service Unavailable`),
+        );
         for (let i = 1; i <= 12; i++) {
           const cidrs = i % 3 === 0 ? [`10.244.${i}.0/24`, `fd00:10:244:${i}::/64`] : [`10.244.${i}.0/24`];
           await admin.createNode(`e${i}`, cidrs, internalIP(`10.4.0.${i}`));

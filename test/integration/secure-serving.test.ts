@@ -1,5 +1,5 @@
 /**
- * The daemon's secure port (SPEC §7.6) against a real kube-apiserver: TokenReview and
+ * The daemon's secure port (SPEC §7.5) against a real kube-apiserver: TokenReview and
  * SubjectAccessReview are answered by the apiserver for real ServiceAccount tokens (TokenRequest),
  * with the RBAC of deploy/base/rbac.yaml. Then every metric the alerts and the dashboard query must
  * exist in that authorized scrape.
