@@ -30,8 +30,8 @@ COPY --from=build /src/dist ./dist
 # The image's `node` user (uid 1000); the files stay root-owned and read-only to it.
 USER node
 
-# /metrics and /healthz, /livez, /readyz (--metrics-bind-address, --health-probe-bind-address).
-EXPOSE 10270 10271
+# HTTPS: /metrics (delegated authentication) and /healthz, /livez, /readyz (--secure-port).
+EXPOSE 10258
 
 # The shim starts the daemon with V8's young generation capped (bin/node-flags.js; ~60 MB less
 # resident memory at 5 000 nodes), in place by process.execve, so it stays PID 1. A

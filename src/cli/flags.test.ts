@@ -39,8 +39,9 @@ describe('flag parsing', () => {
     assert.equal(f.resourceNamespace, 'kube-system');
     assert.equal(f.routeResyncPeriodMs, 3_600_000);
     assert.equal(f.dryRun, false);
-    assert.deepEqual(f.metricsBindAddress, { host: undefined, port: 10270 });
-    assert.deepEqual(f.healthProbeBindAddress, { host: undefined, port: 10271 });
+    assert.equal(f.metricsBindAddress, 'disabled');
+    assert.equal(f.healthProbeBindAddress, 'disabled');
+    assert.equal(f.serving.securePort, 10258);
     assert.equal(f.logFormat, 'text');
     assert.equal(f.verbosity, 0);
     assert.equal(f.watchBasedReconciliation, false);

@@ -6,9 +6,11 @@ import { parseDuration } from '../core/duration.ts';
 import { defaultWriteBurst } from '../controller/options.ts';
 import { parseBindAddress, type BindAddress } from '../server/bind-address.ts';
 import { FLAGS, GATES, WATCH_GATE } from './flag-table.ts';
+import { parseServingFlags, type SecureServingFlags } from './serving-flags.ts';
 
 export { parseBindAddress, type BindAddress };
 export { FLAGS, WATCH_GATE, type FlagKind, type FlagSpec } from './flag-table.ts';
+export type { SecureServingFlags } from './serving-flags.ts';
 
 const BY_NAME = new Map(FLAGS.map((f) => [f.name, f]));
 
@@ -44,6 +46,8 @@ export interface DaemonFlags {
   readonly dryRun: boolean;
   readonly metricsBindAddress: BindAddress;
   readonly healthProbeBindAddress: BindAddress;
+  /** --secure-port and the delegated authentication/authorization flags (SPEC §7.5). */
+  readonly serving: SecureServingFlags;
   readonly logFormat: 'text' | 'json';
   readonly verbosity: number;
   /** Flags given on the command line (R: Info log for an ignored --route-reconciliation-period). */
@@ -314,6 +318,7 @@ export function parseFlags(argv: readonly string[]): ParseResult {
     dryRun: bool('dry-run'),
     metricsBindAddress: bind('metrics-bind-address'),
     healthProbeBindAddress: bind('health-probe-bind-address'),
+    serving: parseServingFlags(str, errors),
     logFormat: logFormat === 'json' ? 'json' : 'text',
     verbosity,
     explicit: new Set(raw.keys()),

@@ -15,6 +15,7 @@ import { healthHandler, HttpEndpoint, metricsHandler } from '../server/http-serv
 import type { DaemonFlags } from './flags.ts';
 import { printErrors, type CliIO } from './io.ts';
 import { prepare, refuseWrites } from './setup.ts';
+import { secureServing, type SecureServing } from './serving.ts';
 import { Shutdown } from './shutdown.ts';
 import { VERSION } from './version.ts';
 
@@ -164,10 +165,21 @@ export async function runDaemon(argv: readonly string[], io: CliIO): Promise<num
     new HttpEndpoint('metrics', flags.metricsBindAddress, metricsHandler(registry), serverLog),
     new HttpEndpoint('health probes', flags.healthProbeBindAddress, healthHandler(health), serverLog),
   ];
+  let secure: SecureServing | undefined;
 
   let code = 0;
   try {
     try {
+      secure = await secureServing({
+        flags,
+        io,
+        kube,
+        clock,
+        logger: serverLog,
+        health: healthHandler(health),
+        metrics: metricsHandler(registry),
+      });
+      if (secure) endpoints.push(secure.endpoint);
       for (const e of endpoints) await e.start();
     } catch (err) {
       printErrors(io, [errorMessage(err)]);
@@ -195,6 +207,7 @@ export async function runDaemon(argv: readonly string[], io: CliIO): Promise<num
     await informer?.stop();
     await recorder?.close();
     for (const e of endpoints) await e.stop();
+    secure?.close();
     kube?.close();
     unsubscribe();
     logger.info('Exiting');

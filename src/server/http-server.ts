@@ -1,14 +1,33 @@
-// The daemon's two HTTP listeners (SPEC §7.1): /metrics on
-// --metrics-bind-address and the probes on --health-probe-bind-address.
-// Explicit start/stop; stop also drops keep-alive connections (scrapers).
+// The daemon's listeners (SPEC §7.1, §7.5): the HTTPS secure port, and the
+// opt-in plain-HTTP /metrics and probe endpoints. Explicit start/stop; stop
+// also drops keep-alive connections (scrapers).
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { BindAddress } from './bind-address.ts';
 import type { Logger } from '../core/ports.ts';
 import { probeBody, type Health } from './health.ts';
 
-export type Handler = (url: URL) => Promise<{ status: number; body: string; contentType?: string }>;
+export interface HandlerResponse {
+  readonly status: number;
+  readonly body: string;
+  readonly contentType?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface HandlerRequest {
+  readonly method: string;
+  readonly headers: http.IncomingHttpHeaders;
+}
+
+export type Handler = (url: URL, req: HandlerRequest) => Promise<HandlerResponse>;
+
+/** PEM certificate chain and key: the endpoint serves HTTPS. */
+export interface TlsPair {
+  readonly cert: string;
+  readonly key: string;
+}
 
 export class ServerStartError extends Error {
   override readonly name = 'ServerStartError';
@@ -19,28 +38,33 @@ export class HttpEndpoint {
   private readonly bind: BindAddress;
   private readonly handler: Handler;
   private readonly logger: Logger;
+  private readonly tls: TlsPair | undefined;
   private server: http.Server | undefined;
 
-  constructor(label: string, bind: BindAddress, handler: Handler, logger: Logger) {
+  constructor(label: string, bind: BindAddress, handler: Handler, logger: Logger, tls?: TlsPair) {
     this.label = label;
     this.bind = bind;
     this.handler = handler;
     this.logger = logger;
+    this.tls = tls;
   }
 
   /** Listens; resolves with the bound address, or undefined when disabled (`0`). */
   async start(): Promise<AddressInfo | undefined> {
     if (this.bind === 'disabled' || this.server) return this.address();
     const { host, port } = this.bind;
-    const server = http.createServer((req, res) => {
+    const listener: http.RequestListener = (req, res) => {
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' }).end('method not allowed\n');
         return;
       }
-      this.handler(url).then(
+      this.handler(url, { method: req.method, headers: req.headers }).then(
         (r) => {
-          res.writeHead(r.status, { 'content-type': r.contentType ?? 'text/plain; charset=utf-8' });
+          res.writeHead(r.status, {
+            ...r.headers,
+            'content-type': r.contentType ?? 'text/plain; charset=utf-8',
+          });
           res.end(req.method === 'HEAD' ? undefined : r.body);
         },
         (err: unknown) => {
@@ -48,7 +72,10 @@ export class HttpEndpoint {
           res.writeHead(500, { 'content-type': 'text/plain' }).end('internal error\n');
         },
       );
-    });
+    };
+    const server = this.tls
+      ? https.createServer({ cert: this.tls.cert, key: this.tls.key, minVersion: 'TLSv1.2' }, listener)
+      : http.createServer(listener);
     await new Promise<void>((resolve, reject) => {
       const onError = (err: Error): void => {
         reject(new ServerStartError(`${this.label}: cannot listen on ${host ?? ''}:${port}: ${err.message}`));

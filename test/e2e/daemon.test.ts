@@ -35,7 +35,8 @@ describe('cloud-route-controller executable', () => {
     ]) {
       assert.ok(r.stdout.includes(flag), flag);
     }
-    assert.match(r.stdout, /--metrics-bind-address host:port +.*\(default ":10270"\)/);
+    assert.match(r.stdout, /--metrics-bind-address host:port +.*\(default "0"\)/);
+    assert.match(r.stdout, /--secure-port int +.*\(default 10258\)/);
     const plan = await runToExit(['plan', '--help']);
     assert.equal(plan.code, 0);
     assert.match(plan.stdout, /cloud-route-controller plan \[flags\]/);

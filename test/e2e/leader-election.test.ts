@@ -1,5 +1,5 @@
 // LeaderElector + KubeLeaseLock against a real kube-apiserver, as the user of
-// deploy/rbac.yaml: Lease creation, renewals, a real 409 on a stale
+// deploy/base/rbac.yaml: Lease creation, renewals, a real 409 on a stale
 // resourceVersion, release and takeover, and the Role's resourceNames limit.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -111,7 +111,7 @@ describe('leader election on a real apiserver', { timeout: 120_000 }, () => {
     stopAll.abort();
   });
 
-  test('the Role of deploy/rbac.yaml grants only the named Lease', async (t) => {
+  test('the Role of deploy/base/rbac.yaml grants only the named Lease', async (t) => {
     if (!enabled || !cp) {
       requireTestenv(t);
       return;

@@ -12,7 +12,7 @@ import { apiRequest, requireTestenv, startControlPlane, testenvBinaries } from '
 import type { ControlPlane } from '../support/controlplane.ts';
 import { ROOT } from './support.ts';
 
-const DEPLOY = path.join(ROOT, 'deploy');
+const DEPLOY = path.join(ROOT, 'deploy', 'base');
 type Obj = Record<string, unknown>;
 
 function manifestFiles(): string[] {
@@ -36,7 +36,7 @@ interface ApiResource {
 
 const enabled = testenvBinaries() !== undefined;
 
-describe('deploy/ manifests', { timeout: 120_000 }, () => {
+describe('deploy/base manifests', { timeout: 120_000 }, () => {
   let cp: ControlPlane | undefined;
   const discovery = new Map<string, ApiResource[]>();
 
@@ -70,7 +70,7 @@ describe('deploy/ manifests', { timeout: 120_000 }, () => {
     assert.deepEqual([...k.resources].sort(), manifestFiles());
   });
 
-  test('the Deployment runs the daemon with valid flags, watch mode, JSON logs and probes on the health port', () => {
+  test('the Deployment runs the daemon with valid flags, watch mode, JSON logs and HTTPS probes on the secure port', () => {
     const dep = objects('deployment.yaml').find((o) => o['kind'] === 'Deployment')!;
     const pod = (dep['spec'] as Obj)['template'] as { spec: Obj };
     const c = (pod.spec['containers'] as Obj[])[0]!;
@@ -82,12 +82,16 @@ describe('deploy/ manifests', { timeout: 120_000 }, () => {
     assert.equal(parsed.flags.logFormat, 'json');
     assert.equal((dep['spec'] as Obj)['replicas'], 2);
     assert.equal(pod.spec['serviceAccountName'], 'cloud-route-controller');
-    const health = parsed.flags.healthProbeBindAddress;
-    assert.ok(health !== 'disabled');
+    assert.equal(parsed.flags.healthProbeBindAddress, 'disabled');
+    assert.equal(parsed.flags.metricsBindAddress, 'disabled');
     const ports = c['ports'] as { name: string; containerPort: number }[];
-    assert.equal(ports.find((p) => p.name === 'health')?.containerPort, health.port);
-    assert.equal((c['readinessProbe'] as { httpGet: { path: string } }).httpGet.path, '/readyz');
-    assert.equal((c['livenessProbe'] as { httpGet: { path: string } }).httpGet.path, '/livez');
+    assert.equal(ports.find((p) => p.name === 'https')?.containerPort, parsed.flags.serving.securePort);
+    type Probe = { httpGet: { path: string; port: string; scheme: string } };
+    const ready = (c['readinessProbe'] as Probe).httpGet;
+    const live = (c['livenessProbe'] as Probe).httpGet;
+    assert.deepEqual([ready.path, ready.port, ready.scheme], ['/readyz', 'https', 'HTTPS']);
+    assert.deepEqual([live.path, live.port, live.scheme], ['/livez', 'https', 'HTTPS']);
+    for (const p of [ready.path, live.path]) assert.ok(parsed.flags.serving.alwaysAllowPaths.includes(p));
     const sc = c['securityContext'] as Obj;
     assert.equal(sc['readOnlyRootFilesystem'], true);
     assert.equal((pod.spec['securityContext'] as Obj)['runAsNonRoot'], true);

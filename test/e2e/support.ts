@@ -138,7 +138,7 @@ export class Daemon {
   static start(args: readonly string[], logFile: string): Daemon {
     const fd = fs.openSync(logFile, 'a');
     try {
-      const child = spawn(pinnedNode(), [BIN, ...args], {
+      const child = spawn(pinnedNode(), [BIN, ...withoutSecurePort(args)], {
         stdio: ['ignore', fd, fd],
         env: childEnv(),
         cwd: ROOT,
@@ -171,7 +171,7 @@ export class Daemon {
   }
 
   /** The port an endpoint bound (logged as `Serving <label>`). */
-  async port(label: 'metrics' | 'health probes', timeoutMs = 30_000): Promise<number> {
+  async port(label: 'metrics' | 'health probes' | 'securely', timeoutMs = 30_000): Promise<number> {
     let port = 0;
     await this.waitForLog(`Serving ${label}`, timeoutMs, (r) => {
       port = Number(/:(\d+)$/.exec(String(r['address']))?.[1] ?? 0);
@@ -259,13 +259,23 @@ export function metricValue(text: string, sample: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(sample.length + 1));
 }
 
+/**
+ * `run` serves HTTPS on :10258 by default; suites that do not test it turn it off, so that
+ * replicas run side by side and need no review rights (test/integration/secure-serving covers it).
+ */
+export function withoutSecurePort(args: readonly string[]): readonly string[] {
+  const runs = args[0] === 'run' || args[0]?.startsWith('-') === true;
+  if (!runs || args.some((a) => a.startsWith('--secure-port'))) return args;
+  return [...args, '--secure-port=0'];
+}
+
 /** Runs the executable to completion (for --help, bad flags, plan). */
 export function runToExit(
   args: readonly string[],
   timeoutMs = 60_000,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(pinnedNode(), [BIN, ...args], {
+    const child = spawn(pinnedNode(), [BIN, ...withoutSecurePort(args)], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: childEnv(),
       cwd: ROOT,

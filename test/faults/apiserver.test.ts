@@ -1,5 +1,5 @@
 // Apiserver and network faults with the controller in-process (watch mode) as
-// the user of deploy/rbac.yaml: three apiserver restarts during a stream of
+// the user of deploy/base/rbac.yaml: three apiserver restarts during a stream of
 // node changes; a partition (through a TCP proxy) during which nodes change
 // and etcd is compacted, so the resumed watch gets 410 Gone; and established
 // connections silently dropped, which only the informer's watchdog (R57) can

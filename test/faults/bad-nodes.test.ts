@@ -1,7 +1,7 @@
 // Bad input on the Kubernetes side (SPEC §8 E1–E7, E15) against a real
 // kube-apiserver: what it refuses (so the row is covered at unit level) and
 // what it accepts, with the controller in-process as the user of
-// deploy/rbac.yaml. Every case has a healthy bystander node that must be
+// deploy/base/rbac.yaml. Every case has a healthy bystander node that must be
 // served regardless, and ends in a log line or Event.
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';

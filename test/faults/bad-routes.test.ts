@@ -2,7 +2,7 @@
 // lists with unknown targets, unparsable destinations, blackholes, and a
 // cluster with no nodes, seeded into the in-memory cloud, against a real
 // kube-apiserver with the controller in-process as the user of
-// deploy/rbac.yaml. A healthy bystander node is served throughout.
+// deploy/base/rbac.yaml. A healthy bystander node is served throughout.
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
 import { apiRequest, requireTestenv } from '../support/controlplane.ts';

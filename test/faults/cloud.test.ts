@@ -1,5 +1,5 @@
 // Cloud faults against a real kube-apiserver and the in-memory cloud, with the
-// controller in-process as the user of deploy/rbac.yaml: 30 % server errors,
+// controller in-process as the user of deploy/base/rbac.yaml: 30 % server errors,
 // throttling with a retry time, calls that hang until their timeout, the route
 // quota reached and raised. After each: the exact desired routes, the right
 // NetworkUnavailable on every node, and the full call log clean.

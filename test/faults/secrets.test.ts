@@ -1,6 +1,6 @@
 // Credentials never reach the logs. The real executable runs full cycles at
 // -v=10 with known fake secrets that it really uses: a ServiceAccount bearer
-// token (TokenRequest, bound by deploy/rbac.yaml) in its kubeconfig,
+// token (TokenRequest, bound by deploy/base/rbac.yaml) in its kubeconfig,
 // HCLOUD_TOKEN against a Hetzner API fake, and AWS keys from the default chain
 // (environment) against moto; plus failures that put the cloud's and the
 // apiserver's error texts in the log. Every byte of stdout and stderr is then
@@ -38,7 +38,7 @@ describe('no credential in any output', { timeout: 300_000 }, () => {
   before(async () => {
     if (!enabled) return;
     cp = await startControlPlane();
-    await setupControllerUser(cp); // applies deploy/rbac.yaml, ServiceAccount included
+    await setupControllerUser(cp); // applies deploy/base/rbac.yaml, ServiceAccount included
     const r = await apiRequest(
       cp.adminKubeconfig,
       'POST',

@@ -189,7 +189,7 @@ export class TrackedAdmin extends Admin {
 export interface SuiteEnv {
   readonly cp: ControlPlane;
   readonly admin: TrackedAdmin;
-  /** The controller's kubeconfig: a user bound only to deploy/rbac.yaml. */
+  /** The controller's kubeconfig: a user bound only to deploy/base/rbac.yaml. */
   readonly kubeconfig: string;
 }
 

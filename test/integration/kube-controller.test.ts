@@ -1,6 +1,6 @@
 /**
  * The RouteController on the src/kube adapters against a real kube-apiserver,
- * running as a normal user bound only to deploy/rbac.yaml, with an in-memory
+ * running as a normal user bound only to deploy/base/rbac.yaml, with an in-memory
  * cloud. The functional cases run in periodic mode and in watch mode with and without the route cache.
  */
 import assert from 'node:assert/strict';
@@ -232,7 +232,7 @@ for (const { watch, routeCache } of [
     );
 
     test(
-      'the controller user is refused what deploy/rbac.yaml does not grant',
+      'the controller user is refused what deploy/base/rbac.yaml does not grant',
       { timeout: 20_000 },
       async (t) => {
         if (!guard(t)) return;

@@ -1,4 +1,4 @@
-// Shared by the kube-*.test.ts integration tests: RBAC from deploy/rbac.yaml,
+// Shared by the kube-*.test.ts integration tests: RBAC from deploy/base/rbac.yaml,
 // admin-side node manipulation through the real apiserver, and a
 // RouteController wired to the src/kube adapters and an in-memory cloud.
 import * as fs from 'node:fs';
@@ -22,7 +22,7 @@ import { apiRequest, type ControlPlane } from '../support/controlplane.ts';
 import { testRandom } from '../support/seed.ts';
 
 export const CONTROLLER_USER = 'route-controller-ts';
-const RBAC_FILE = path.resolve(import.meta.dirname, '..', '..', 'deploy', 'rbac.yaml');
+const RBAC_FILE = path.resolve(import.meta.dirname, '..', '..', 'deploy', 'base', 'rbac.yaml');
 
 type Obj = Record<string, unknown>;
 
@@ -44,7 +44,7 @@ function collectionPath(kind: string, namespace: string | undefined): string {
   }
 }
 
-/** The objects of deploy/rbac.yaml, parsed. */
+/** The objects of deploy/base/rbac.yaml, parsed. */
 export function rbacObjects(): Obj[] {
   return parseAllDocuments(fs.readFileSync(RBAC_FILE, 'utf8'))
     .map((d) => d.toJS() as unknown)
@@ -52,7 +52,7 @@ export function rbacObjects(): Obj[] {
 }
 
 /**
- * Applies deploy/rbac.yaml as admin, binds the test user to exactly its roles,
+ * Applies deploy/base/rbac.yaml as admin, binds the test user to exactly its roles,
  * and mints the user's kubeconfig. Waits until the grant is effective.
  */
 export async function setupControllerUser(cp: ControlPlane): Promise<string> {

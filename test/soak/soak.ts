@@ -1,6 +1,6 @@
 // Soak run (not in CI): `npm run soak -- --minutes N [--nodes 200] [--seed S] [--out file.json]`.
 // A real kube-apiserver + etcd, the RouteController in-process in watch mode
-// as a user bound to deploy/rbac.yaml, the in-memory cloud with seeded foreign
+// as a user bound to deploy/base/rbac.yaml, the in-memory cloud with seeded foreign
 // routes. In 30-second cycles: ~22 s of node churn (a change every 1–3 s) with
 // a random cloud fault episode in its first 15 s, then a quiescence window in
 // which the route set and every NetworkUnavailable must converge exactly. The

@@ -1,0 +1,364 @@
+/**
+ * The Helm chart, the kustomizations and the alerts with the real tools (built by
+ * scripts/monitoring-tools.sh): helm lint and template, kustomize build, every rendered object
+ * applied with a server-side dry run to a real kube-apiserver that knows the Prometheus operator's
+ * CRDs, promtool check and test rules. The secure /metrics scrape and the metric names the alerts
+ * and the dashboard query are in test/integration/secure-serving.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, test, type TestContext } from 'node:test';
+import { parse, parseAllDocuments, stringify } from 'yaml';
+import { parseFlags } from '../../src/cli/flags.ts';
+import { apiRequest, requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
+import type { ControlPlane } from '../support/controlplane.ts';
+import { ROOT } from '../e2e/support.ts';
+
+type Obj = Record<string, unknown>;
+const CHART = path.join(ROOT, 'charts', 'cloud-route-controller');
+const FILES = path.join(CHART, 'files');
+
+interface Tools {
+  helm: string;
+  kustomize: string;
+  promtool: string;
+  crds: string;
+}
+
+function tools(): Tools | undefined {
+  const env: Record<string, string> = {};
+  const out = execFileSync('bash', [path.join(ROOT, 'scripts', 'monitoring-tools.sh'), 'paths'], {
+    encoding: 'utf8',
+  });
+  for (const line of out.split('\n')) {
+    const eq = line.indexOf('=');
+    if (eq > 0) env[line.slice(0, eq)] = line.slice(eq + 1);
+  }
+  const pick = (k: string): string => process.env[k] ?? env[k] ?? '';
+  const t = {
+    helm: pick('HELM'),
+    kustomize: pick('KUSTOMIZE'),
+    promtool: pick('PROMTOOL'),
+    crds: pick('PROMETHEUS_OPERATOR_CRDS'),
+  };
+  return Object.values(t).every((v) => v !== '' && fs.existsSync(v)) ? t : undefined;
+}
+
+const TOOLS = tools();
+
+function requireTools(t: TestContext): Tools | undefined {
+  if (TOOLS) return TOOLS;
+  const reason = 'helm/kustomize/promtool missing: run `bash scripts/monitoring-tools.sh build`';
+  if (process.env.CI === 'true') throw new Error(`${reason} (CI=true: missing tools are a failure)`);
+  t.skip(reason);
+  return undefined;
+}
+
+function run(bin: string, args: readonly string[], cwd = ROOT): string {
+  try {
+    return execFileSync(bin, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    throw new Error(
+      `${path.basename(bin)} ${args.join(' ')}: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`,
+    );
+  }
+}
+
+function docs(text: string): Obj[] {
+  return parseAllDocuments(text)
+    .map((d) => d.toJS() as unknown)
+    .filter((o): o is Obj => typeof o === 'object' && o !== null);
+}
+
+interface Case {
+  readonly name: string;
+  readonly release: string;
+  readonly namespace: string;
+  readonly args: readonly string[];
+  /** The kustomization that must render the same objects. */
+  readonly kustomization?: string;
+}
+
+const CASES: readonly Case[] = [
+  {
+    name: 'defaults',
+    release: 'cloud-route-controller',
+    namespace: 'kube-system',
+    args: [],
+    kustomization: 'deploy',
+  },
+  {
+    name: 'ServiceMonitor and PrometheusRule',
+    release: 'cloud-route-controller',
+    namespace: 'kube-system',
+    args: ['--set', 'serviceMonitor.enabled=true', '--set', 'prometheusRule.enabled=true'],
+    kustomization: 'deploy/monitoring',
+  },
+  {
+    name: 'hcloud, own namespace and release, every option',
+    release: 'routes',
+    namespace: 'networking',
+    args: [
+      '--set',
+      'provider=hcloud',
+      '--set',
+      'clusterCIDRs={10.244.0.0/16,fd00:10:244::/56}',
+      '--set',
+      'watchBasedReconciliation=false',
+      '--set',
+      'replicas=3',
+      '--set',
+      'cloudConfig.existingSecret=hcloud-cloud-config',
+      '--set',
+      'metrics.tlsSecret=routes-serving-cert',
+      '--set',
+      'metrics.insecurePort=10270',
+      '--set',
+      'metrics.readers={monitoring/prometheus-k8s}',
+      '--set',
+      'serviceMonitor.enabled=true',
+      '--set',
+      'serviceMonitor.labels.release=kube-prometheus-stack',
+      '--set',
+      'prometheusRule.enabled=true',
+      '--set',
+      'grafanaDashboard.enabled=true',
+      '--set',
+      'hostNetwork=true',
+      '--set-json',
+      'extraArgs=["--route-resync-period=30m","-v=2"]',
+      '--set-json',
+      'extraEnv=[{"name":"HCLOUD_DEBUG","value":"false"}]',
+      '--set-json',
+      'envFrom=[{"secretRef":{"name":"hcloud"}}]',
+    ],
+  },
+  {
+    name: 'secure port off, plain metrics on',
+    release: 'cloud-route-controller',
+    namespace: 'kube-system',
+    args: ['--set', 'metrics.securePort=0', '--set', 'metrics.insecurePort=10270'],
+  },
+];
+
+function render(t: Tools, c: Case): Obj[] {
+  return docs(run(t.helm, ['template', c.release, CHART, '--namespace', c.namespace, ...c.args]));
+}
+
+function key(o: Obj): string {
+  const md = o['metadata'] as { name: string; namespace?: string };
+  return `${String(o['kind'])} ${md.namespace ?? ''}/${md.name}`;
+}
+
+/** Helm's bookkeeping labels are the only difference allowed between the chart and kustomize. */
+function normalize(objs: Obj[]): Map<string, Obj> {
+  const strip = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(strip);
+    if (typeof v !== 'object' || v === null) return v;
+    const out: Obj = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (k === 'helm.sh/chart' || k === 'app.kubernetes.io/managed-by') continue;
+      out[k] = strip(x);
+    }
+    return out;
+  };
+  return new Map(objs.map((o) => [key(o), strip(o) as Obj]));
+}
+
+function deploymentArgs(objs: Obj[]): string[] {
+  const dep = objs.find((o) => o['kind'] === 'Deployment')!;
+  const spec = ((dep['spec'] as Obj)['template'] as { spec: { containers: { args: string[] }[] } }).spec;
+  return spec.containers[0]!.args;
+}
+
+describe('Helm chart and kustomizations', { timeout: 300_000 }, () => {
+  test('helm lint passes for every value combination', (t) => {
+    const tl = requireTools(t);
+    if (!tl) return;
+    for (const c of CASES) {
+      const out = run(tl.helm, ['lint', CHART, '--strict', '--namespace', c.namespace, ...c.args]);
+      assert.match(out, /1 chart\(s\) linted, 0 chart\(s\) failed/, c.name);
+    }
+  });
+
+  test('the chart and the kustomizations render the same objects for the same choices', (t) => {
+    const tl = requireTools(t);
+    if (!tl) return;
+    for (const c of CASES.filter((x) => x.kustomization !== undefined)) {
+      const chart = normalize(render(tl, c));
+      const kust = normalize(docs(run(tl.kustomize, ['build', path.join(ROOT, c.kustomization!)])));
+      assert.deepEqual([...chart.keys()].sort(), [...kust.keys()].sort(), c.name);
+      for (const [k, o] of chart) assert.deepEqual(o, kust.get(k), `${c.name}: ${k}`);
+    }
+  });
+
+  test('every rendering runs the daemon with valid flags, its Lease in the Role, probes always allowed', (t) => {
+    const tl = requireTools(t);
+    if (!tl) return;
+    for (const c of CASES) {
+      const objs = render(tl, c);
+      const args = deploymentArgs(objs);
+      assert.equal(args[0], 'run', c.name);
+      const parsed = parseFlags(args.slice(1));
+      assert.deepEqual(parsed.errors, [], c.name);
+      assert.equal(parsed.flags.resourceNamespace, c.namespace, c.name);
+      const role = objs.find((o) => o['kind'] === 'Role')!;
+      const names = (role['rules'] as { resourceNames?: string[] }[]).flatMap((r) => r.resourceNames ?? []);
+      assert.deepEqual(names, [parsed.flags.resourceName], c.name);
+      const kinds = objs.map((o) => String(o['kind']));
+      assert.equal(kinds.includes('ServiceMonitor'), c.args.includes('serviceMonitor.enabled=true'), c.name);
+      const secure = parsed.flags.serving.securePort !== 0;
+      assert.equal(
+        objs.some((o) => (o['metadata'] as { name: string }).name.endsWith(':auth-delegator')),
+        secure,
+        `${c.name}: system:auth-delegator exactly when the secure port is on`,
+      );
+    }
+  });
+
+  test('the PrometheusRule and the dashboard ConfigMap carry files/ unchanged', (t) => {
+    const tl = requireTools(t);
+    if (!tl) return;
+    const objs = render(tl, CASES[2]!);
+    const rule = objs.find((o) => o['kind'] === 'PrometheusRule')!;
+    assert.deepEqual(rule['spec'], parse(fs.readFileSync(path.join(FILES, 'alerts.yaml'), 'utf8')));
+    const cm = objs.find((o) => key(o) === 'ConfigMap networking/routes-cloud-route-controller-dashboard')!;
+    const json = (cm['data'] as Record<string, string>)['cloud-route-controller.json']!;
+    assert.deepEqual(
+      JSON.parse(json),
+      JSON.parse(fs.readFileSync(path.join(FILES, 'dashboard.json'), 'utf8')),
+    );
+    assert.equal(((cm['metadata'] as Obj)['labels'] as Obj)['grafana_dashboard'], '1');
+  });
+
+  test('promtool: the rules are valid and every alert has a unit test that fires it', (t) => {
+    const tl = requireTools(t);
+    if (!tl) return;
+    assert.match(run(tl.promtool, ['check', 'rules', 'alerts.yaml'], FILES), /SUCCESS: 7 rules found/);
+    assert.match(run(tl.promtool, ['test', 'rules', 'alerts.test.yaml'], FILES), /SUCCESS/);
+    const alerts = (
+      parse(fs.readFileSync(path.join(FILES, 'alerts.yaml'), 'utf8')) as {
+        groups: { rules: { alert: string }[] }[];
+      }
+    ).groups.flatMap((g) => g.rules.map((r) => r.alert));
+    const tests = parse(fs.readFileSync(path.join(FILES, 'alerts.test.yaml'), 'utf8')) as {
+      tests: { alert_rule_test: { alertname: string; exp_alerts: unknown[] }[] }[];
+    };
+    const fired = new Set(
+      tests.tests.flatMap((x) =>
+        x.alert_rule_test.filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname),
+      ),
+    );
+    const silent = new Set(
+      tests.tests.flatMap((x) =>
+        x.alert_rule_test.filter((a) => a.exp_alerts.length === 0).map((a) => a.alertname),
+      ),
+    );
+    for (const a of alerts) {
+      assert.ok(fired.has(a), `${a}: no unit test where it fires`);
+      assert.ok(silent.has(a), `${a}: no unit test where it stays silent`);
+    }
+    const runbooks = fs.readFileSync(path.join(ROOT, 'docs', 'monitoring.md'), 'utf8');
+    for (const a of alerts) assert.match(runbooks, new RegExp(`^### ${a}$`, 'm'), `${a}: no runbook section`);
+  });
+});
+
+describe('server-side dry run of every rendered object', { timeout: 300_000 }, () => {
+  const enabled = testenvBinaries() !== undefined && TOOLS !== undefined;
+  let cp: ControlPlane | undefined;
+
+  before(async () => {
+    if (!enabled) return;
+    cp = await startControlPlane();
+    for (const f of fs.readdirSync(TOOLS!.crds).filter((x) => x.endsWith('.yaml'))) {
+      for (const crd of docs(fs.readFileSync(path.join(TOOLS!.crds, f), 'utf8'))) {
+        const r = await apiRequest(
+          cp.adminKubeconfig,
+          'POST',
+          '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+          crd,
+        );
+        assert.ok(r.status === 201 || r.status === 409, `${f}: ${r.status} ${r.body.slice(0, 500)}`);
+        const name = (crd['metadata'] as { name: string }).name;
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          const g = await apiRequest(
+            cp.adminKubeconfig,
+            'GET',
+            `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
+          );
+          const conds = (
+            JSON.parse(g.body) as { status?: { conditions?: { type: string; status: string }[] } }
+          ).status?.conditions;
+          if (conds?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+          assert.ok(Date.now() < deadline, `${name} not Established`);
+          await new Promise((res) => setTimeout(res, 200));
+        }
+      }
+    }
+    for (const ns of new Set(CASES.map((c) => c.namespace))) {
+      const r = await apiRequest(cp.adminKubeconfig, 'POST', '/api/v1/namespaces', {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: ns },
+      });
+      assert.ok(r.status === 201 || r.status === 409, `namespace ${ns}: ${r.status} ${r.body}`);
+    }
+  });
+  after(async () => {
+    await cp?.stop();
+  });
+
+  const plural = new Map<string, { name: string; namespaced: boolean }>();
+  async function resourceFor(
+    apiVersion: string,
+    kind: string,
+  ): Promise<{ name: string; namespaced: boolean }> {
+    const k = `${apiVersion} ${kind}`;
+    const known = plural.get(k);
+    if (known) return known;
+    const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    const r = await apiRequest(cp!.adminKubeconfig, 'GET', base);
+    assert.equal(r.status, 200, `discovery ${base}: ${r.body}`);
+    const res = (
+      JSON.parse(r.body) as { resources: { name: string; kind: string; namespaced: boolean }[] }
+    ).resources.find((x) => x.kind === kind && !x.name.includes('/'));
+    assert.ok(res, `the apiserver serves no ${apiVersion} ${kind}`);
+    plural.set(k, res);
+    return res;
+  }
+
+  for (const c of CASES) {
+    test(`chart (${c.name}): every object passes a server-side dry-run apply`, async (t) => {
+      if (!enabled || !cp) {
+        requireTestenv(t);
+        requireTools(t);
+        return;
+      }
+      const objs = render(TOOLS!, c);
+      assert.ok(objs.length >= 8, `${objs.length} objects`);
+      for (const o of objs) {
+        const apiVersion = String(o['apiVersion']);
+        const md = o['metadata'] as { name: string; namespace?: string };
+        const res = await resourceFor(apiVersion, String(o['kind']));
+        const group = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+        const ns = res.namespaced ? `/namespaces/${md.namespace ?? c.namespace}` : '';
+        const url = `${group}${ns}/${res.name}/${encodeURIComponent(md.name)}`;
+        const r = await apiRequest(
+          cp.adminKubeconfig,
+          'PATCH',
+          `${url}?dryRun=All&fieldManager=chart-test&fieldValidation=Strict`,
+          stringify(o),
+          'application/apply-patch+yaml',
+        );
+        assert.ok(r.status === 200 || r.status === 201, `${key(o)}: HTTP ${r.status} ${r.body}`);
+        const get = await apiRequest(cp.adminKubeconfig, 'GET', url);
+        assert.equal(get.status, 404, `${key(o)} must not exist after a dry run`);
+      }
+      t.diagnostic(`${objs.length} objects accepted`);
+    });
+  }
+});
