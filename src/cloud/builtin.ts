@@ -1,14 +1,18 @@
-// The plug-ins shipped with this package, registered by name.
-import { awsProviderFactory } from './aws/index.ts';
-import { hcloudProviderFactory } from './hcloud/index.ts';
-import { linuxProviderFactory } from './linux/index.ts';
-import { memoryProviderFactory } from './memory/factory.ts';
-import { registerCloudProvider, registeredCloudProviders } from './registry.ts';
+// The plug-ins shipped with this package, registered by name. Each one is a
+// loader: importing this module (or the library's main entry) loads no plug-in
+// and no cloud SDK; `--cloud-provider aws` alone pays for @aws-sdk/client-ec2.
+import { registerCloudProviderLoader, registeredCloudProviders } from './registry.ts';
 
 export function registerBuiltinProviders(): void {
   if (registeredCloudProviders().includes('memory')) return;
-  registerCloudProvider('aws', awsProviderFactory);
-  registerCloudProvider('hcloud', hcloudProviderFactory);
-  registerCloudProvider('linux', linuxProviderFactory);
-  registerCloudProvider('memory', memoryProviderFactory);
+  registerCloudProviderLoader('aws', async () => (await import('./aws/index.ts')).awsProviderFactory);
+  registerCloudProviderLoader(
+    'hcloud',
+    async () => (await import('./hcloud/index.ts')).hcloudProviderFactory,
+  );
+  registerCloudProviderLoader('linux', async () => (await import('./linux/index.ts')).linuxProviderFactory);
+  registerCloudProviderLoader(
+    'memory',
+    async () => (await import('./memory/factory.ts')).memoryProviderFactory,
+  );
 }

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * Imports `entry` in a fresh Node, then runs `after` (module text using `lib`),
+ * and returns every module URL that was loaded (module.registerHooks sees
+ * ESM imports and require() alike).
+ */
+function loadedModules(entry: string, after = ''): string[] {
+  const script = `
+    import { registerHooks } from 'node:module';
+    const seen = [];
+    registerHooks({ load(url, context, next) { seen.push(url); return next(url, context); } });
+    const lib = await import(${JSON.stringify(new URL(entry, `file://${root}`).href)});
+    ${after}
+    process.stdout.write(JSON.stringify(seen));
+  `;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  return JSON.parse(out) as string[];
+}
+
+const SDK = '/node_modules/@aws-sdk/';
+const PLUGINS = /\/src\/cloud\/(aws|hcloud|linux)\//;
+
+describe('built-in plug-ins load on demand', () => {
+  it('the main entry loads no cloud SDK, no plug-in other than memory, no prom-client and no yaml', () => {
+    const seen = loadedModules('src/index.ts');
+    assert.ok(seen.some((u) => u.endsWith('/src/index.ts')));
+    assert.deepEqual(
+      seen.filter(
+        (u) => u.includes(SDK) || PLUGINS.test(u) || /\/node_modules\/(prom-client|yaml)\//.test(u),
+      ),
+      [],
+    );
+  });
+
+  it('registering the built-ins loads none of them', () => {
+    const seen = loadedModules('src/index.ts', 'lib.registerBuiltinProviders();');
+    assert.deepEqual(
+      seen.filter((u) => u.includes(SDK) || PLUGINS.test(u)),
+      [],
+    );
+  });
+
+  it('resolving "aws" loads the AWS plug-in and its SDK, and no other plug-in', () => {
+    const seen = loadedModules(
+      'src/index.ts',
+      `lib.registerBuiltinProviders();
+       const f = await lib.resolveCloudProvider('aws');
+       if (typeof f !== 'function') throw new Error('no factory');`,
+    );
+    assert.ok(seen.some((u) => u.endsWith('/src/cloud/aws/index.ts')));
+    assert.ok(seen.some((u) => u.includes(`${SDK}client-ec2/`)));
+    assert.deepEqual(
+      seen.filter((u) => /\/src\/cloud\/(hcloud|linux)\//.test(u)),
+      [],
+    );
+  });
+
+  it('resolving "linux" loads no cloud SDK', () => {
+    const seen = loadedModules(
+      'src/index.ts',
+      `lib.registerBuiltinProviders(); await lib.resolveCloudProvider('linux');`,
+    );
+    assert.ok(seen.some((u) => u.endsWith('/src/cloud/linux/index.ts')));
+    assert.deepEqual(
+      seen.filter((u) => u.includes(SDK) || /\/src\/cloud\/(aws|hcloud)\//.test(u)),
+      [],
+    );
+  });
+});
