@@ -2,6 +2,7 @@
 // nodes, windows and repetitions so the whole run stays under five minutes.
 import type { BurstConfig, FailureConfig, IdleConfig } from '../scenarios/realtime.ts';
 import type { SettleConfig } from '../scenarios/settle.ts';
+import type { ShippedConfig } from '../scenarios/shipped-run.ts';
 
 export interface SuiteConfig {
   readonly name: 'full' | 'quick';
@@ -21,6 +22,7 @@ export interface SuiteConfig {
   readonly idle: IdleConfig;
   readonly cost: { nodes: number[]; iterations: number; profileNodes: number; profileIterations: number };
   readonly process: { memoryNodes: number[]; costNodes: number[]; measureMs: number; settleMs: number };
+  readonly shipped: ShippedConfig;
 }
 
 export const FULL: SuiteConfig = {
@@ -60,6 +62,11 @@ export const FULL: SuiteConfig = {
     measureMs: 15_000,
     settleMs: 10_000,
   },
+  shipped: {
+    nodes: [0, 100, 1000, 5000],
+    settleMs: 5000,
+    idle: { nodes: 1000, warmupMs: 30_000, windowMs: 180_000, heartbeatMs: 10_000 },
+  },
 };
 
 export const QUICK: SuiteConfig = {
@@ -85,4 +92,9 @@ export const QUICK: SuiteConfig = {
   idle: { nodes: 200, warmupMs: 8000, windowMs: 15_000, heartbeatMs: 10_000 },
   cost: { nodes: [1000, 5000], iterations: 5, profileNodes: 5000, profileIterations: 5 },
   process: { memoryNodes: [500], costNodes: [500], measureMs: 3000, settleMs: 4000 },
+  shipped: {
+    nodes: [0, 100],
+    settleMs: 2000,
+    idle: { nodes: 200, warmupMs: 8000, windowMs: 15_000, heartbeatMs: 10_000 },
+  },
 };
