@@ -189,8 +189,10 @@ export async function shippedMemorySession(
     try {
       const first = await p.waitFor(() => true, 30_000);
       const t0 = Date.now();
-      const listed = await p.waitFor((s) => s.list >= 1, 300_000);
-      if (first === undefined || listed === undefined) throw new Error('upstream peer did not list');
+      // In watch mode upstream lists only on a node event or its resync: with no nodes, never.
+      const listed = await p.waitFor((s) => s.list >= 1, nodes === 0 ? o.settleMs : 300_000);
+      if (first === undefined || (listed === undefined && nodes > 0))
+        throw new Error('upstream peer did not list');
       await sleep(o.settleMs);
       const mb = p.latest()!.rssKB / 1024;
       // The peer lists as soon as its cache synced: both points are the same for it.
