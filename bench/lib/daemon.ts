@@ -126,11 +126,17 @@ export class Daemon {
   }
 
   rssMB(): number {
+    this.mustBeAlive('its memory was read');
     return rssMB(this.pid);
   }
 
   cpuMs(): number {
+    this.mustBeAlive('its CPU time was read');
     return cpuMs(this.pid);
+  }
+
+  private mustBeAlive(what: string): void {
+    if (!this.alive()) throw new Error(`daemon ${this.pid} exited (${this.child.exitCode}) before ${what}`);
   }
 
   /** SIGTERM (the daemon drains and releases its Lease); SIGKILL after 30 s. */
