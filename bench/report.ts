@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { charts } from './report-charts.ts';
 import { costSection, memorySection } from './report-cost-memory.ts';
 import { churnSection } from './report-churn.ts';
+import { shippedSection } from './report-shipped.ts';
 import { fmt, fmtSpread, med, ratio, table } from './lib/format.ts';
 import type { Results } from './lib/results.ts';
 import { isLatency, percentile } from './lib/stats.ts';
@@ -305,6 +306,8 @@ export function summaryMarkdown(r: Results, chartPrefix = ''): string {
     costSection(r, chartPrefix),
     ``,
     memorySection(r, chartPrefix),
+    ``,
+    shippedSection(r),
     ``,
   ].join('\n');
 }

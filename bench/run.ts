@@ -19,6 +19,7 @@ import { processSession } from './scenarios/process.ts';
 import { burstSession, failureSession, idleSession, routedCluster } from './scenarios/realtime.ts';
 import { profileReconcile, reconcileCost } from './scenarios/reconcile-cost.ts';
 import { settleSession } from './scenarios/settle.ts';
+import { shippedScenario } from './scenarios/shipped-run.ts';
 import { burstVirtual, idleHourVirtual } from './scenarios/virtual.ts';
 import { churnHourVirtual } from './scenarios/churn.ts';
 import { testenvBinaries } from '../test/support/controlplane.ts';
@@ -190,6 +191,18 @@ async function realScenarios(c: BenchCluster, variants: readonly Variant[]): Pro
       save();
     }
   }
+  if (only.has('shipped')) {
+    results.shipped = await shippedScenario(c, cfg.shipped, {
+      withGo: variants.some((v) => v.kind === 'go'),
+      logDir,
+      log,
+      save: (r) => {
+        results.shipped = r;
+        save();
+      },
+    });
+    save();
+  }
   await c.admin.deleteAllNodes();
 }
 
@@ -247,7 +260,9 @@ function merged(base: Results): Results {
 async function main(): Promise<void> {
   log(`suite ${cfg.name}, ${cfg.reps} repetition(s), output ${outDir}`);
   await virtualScenarios();
-  const wantsReal = ['idle', 'burst', 'failure', 'settle', 'process'].some((s) => only.has(s as Scenario));
+  const wantsReal = ['idle', 'burst', 'failure', 'settle', 'process', 'shipped'].some((s) =>
+    only.has(s as Scenario),
+  );
   if (wantsReal) {
     const bins = testenvBinaries();
     const goBin = upstreamBinary();

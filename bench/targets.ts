@@ -1,6 +1,7 @@
 // The issue's targets, evaluated on a results.json. `pass` undefined: not
 // measured in this run.
 import type { Results } from './lib/results.ts';
+import { shippedTargets } from './targets-shipped.ts';
 import { isLatency, percentile, round, spread } from './lib/stats.ts';
 
 export interface TargetResult {
@@ -191,5 +192,6 @@ export function evaluateTargets(r: Results): TargetResult[] {
       pass: m5.rssMB < 150,
     });
   }
+  out.push(...shippedTargets(r));
   return out;
 }

@@ -66,6 +66,12 @@ export {
   type RecordedEvent,
   type RecordedPatch,
 } from './cluster/memory-cluster.ts';
-export { registerCloudProvider, registeredCloudProviders, resolveCloudProvider } from './cloud/registry.ts';
+export {
+  registerCloudProvider,
+  registerCloudProviderLoader,
+  registeredCloudProviders,
+  resolveCloudProvider,
+  type CloudProviderLoader,
+} from './cloud/registry.ts';
 export { registerBuiltinProviders } from './cloud/builtin.ts';
 export { seededRandom } from './core/random.ts';

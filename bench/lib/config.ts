@@ -3,6 +3,7 @@
 import type { BurstConfig, FailureConfig, IdleConfig } from '../scenarios/realtime.ts';
 import type { SettleConfig } from '../scenarios/settle.ts';
 import type { ChurnConfig } from '../scenarios/churn.ts';
+import type { ShippedConfig } from '../scenarios/shipped-run.ts';
 
 export interface SuiteConfig {
   readonly name: 'full' | 'quick';
@@ -24,6 +25,7 @@ export interface SuiteConfig {
   readonly idle: IdleConfig;
   readonly cost: { nodes: number[]; iterations: number; profileNodes: number; profileIterations: number };
   readonly process: { memoryNodes: number[]; costNodes: number[]; measureMs: number; settleMs: number };
+  readonly shipped: ShippedConfig;
 }
 
 /** The churn hour is virtual time and cheap: the same in both suites. */
@@ -75,6 +77,11 @@ export const FULL: SuiteConfig = {
     measureMs: 15_000,
     settleMs: 10_000,
   },
+  shipped: {
+    nodes: [0, 100, 1000, 5000],
+    settleMs: 5000,
+    idle: { nodes: 1000, warmupMs: 30_000, windowMs: 180_000, heartbeatMs: 10_000 },
+  },
 };
 
 export const QUICK: SuiteConfig = {
@@ -101,4 +108,9 @@ export const QUICK: SuiteConfig = {
   idle: { nodes: 200, warmupMs: 8000, windowMs: 15_000, heartbeatMs: 10_000 },
   cost: { nodes: [1000, 5000], iterations: 5, profileNodes: 5000, profileIterations: 5 },
   process: { memoryNodes: [500], costNodes: [500], measureMs: 3000, settleMs: 4000 },
+  shipped: {
+    nodes: [0, 100],
+    settleMs: 2000,
+    idle: { nodes: 200, warmupMs: 8000, windowMs: 15_000, heartbeatMs: 10_000 },
+  },
 };

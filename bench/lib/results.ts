@@ -5,6 +5,7 @@ import type { MemoryRow, ProcessCostRow } from '../scenarios/process.ts';
 import type { CostRow, ProfileEntry } from '../scenarios/reconcile-cost.ts';
 import type { BurstVirtualResult, IdleVirtualResult } from '../scenarios/virtual.ts';
 import type { ChurnVirtualResult } from '../scenarios/churn.ts';
+import type { ShippedResults } from '../scenarios/shipped.ts';
 import type { SuiteConfig } from './config.ts';
 import type { MachineInfo, Versions } from './machine.ts';
 
@@ -47,6 +48,8 @@ export interface Results {
   processCost: ProcessCostRow[];
   /** Output of scripts/informer-memory.ts --json, when it ran. */
   informerMemory: Record<string, unknown> | undefined;
+  /** The shipped executable and the packed library (absent in runs before the scenario existed). */
+  shipped?: ShippedResults | undefined;
 }
 
 /** The result fields each scenario writes (what `--merge` replaces). */
@@ -60,4 +63,5 @@ export const SCENARIO_FIELDS = {
   failure: ['failure'],
   settle: ['settle'],
   process: ['memory', 'processCost', 'informerMemory'],
+  shipped: ['shipped'],
 } as const satisfies Record<string, readonly (keyof Results)[]>;

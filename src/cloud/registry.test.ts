@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { registerBuiltinProviders } from './builtin.ts';
-import { resolveCloudProvider } from './registry.ts';
+import { registerCloudProviderLoader, resolveCloudProvider } from './registry.ts';
 
 describe('provider registry (out-of-tree plug-ins)', () => {
   registerBuiltinProviders();
@@ -32,6 +32,22 @@ describe('provider registry (out-of-tree plug-ins)', () => {
     await assert.rejects(resolveCloudProvider('nope'), {
       message: 'unknown cloud provider "nope"; registered: aws, hcloud, linux, memory',
     });
+  });
+
+  it('a loader runs on first resolution only; a failed load is retried on the next', async () => {
+    let loads = 0;
+    let fail = true;
+    const factory = () => ({ name: 'lazy', routes: () => undefined });
+    registerCloudProviderLoader('lazy-test', () => {
+      loads++;
+      return fail ? Promise.reject(new Error('boom')) : Promise.resolve(factory);
+    });
+    assert.equal(loads, 0);
+    await assert.rejects(resolveCloudProvider('lazy-test'), { message: 'boom' });
+    fail = false;
+    assert.equal(await resolveCloudProvider('lazy-test'), factory);
+    assert.equal(await resolveCloudProvider('lazy-test'), factory);
+    assert.equal(loads, 2);
   });
 
   it('a module without a factory default export is refused clearly', async () => {

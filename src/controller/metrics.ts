@@ -1,7 +1,20 @@
 // Prometheus metrics of SPEC §6(d) (R51). The library user passes a registry;
 // names follow upstream and client-go's workqueue metrics.
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { createRequire } from 'node:module';
+import type * as PromClientModule from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CallOutcome } from '../core/errors.ts';
+
+type PromClient = typeof PromClientModule;
+
+// prom-client (about 20 MB resident) is required on first use, not on import:
+// a library user without a registry never loads it. It is CommonJS, so an ESM
+// import elsewhere shares this instance (and its Registry class).
+let promClient: PromClient | undefined;
+function loadPromClient(): PromClient {
+  promClient ??= createRequire(import.meta.url)('prom-client') as PromClient;
+  return promClient;
+}
 
 export type Trigger = 'periodic' | 'node_change' | 'condition_drift' | 'retry';
 export type Outcome = 'changed' | 'noop' | 'error' | 'dry_run';
@@ -44,6 +57,7 @@ export class RouteControllerMetrics {
   private probe: QueueProbe | undefined;
 
   constructor(registry: Registry) {
+    const { Counter, Gauge, Histogram } = loadPromClient();
     const registers = [registry];
     this.routeSync = new Counter({
       name: 'route_controller_route_sync_total',

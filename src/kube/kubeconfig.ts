@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from '../yaml/lazy.ts';
 import { KubeClient, type KubeClientOptions } from './kube-client.ts';
 
 export class KubeConfigError extends Error {

@@ -1,7 +1,7 @@
 // Cloud config of the hcloud plug-in. The official hcloud CCM is configured by
 // environment variables only, so HCLOUD_NETWORK and HCLOUD_ENDPOINT act as
 // fallbacks: a deployment can share one Secret/env block with that CCM.
-import { parse } from 'yaml';
+import { parseYaml as parse } from '../../yaml/lazy.ts';
 
 export const DEFAULT_ENDPOINT = 'https://api.hetzner.cloud/v1';
 

@@ -1,6 +1,6 @@
 // Cloud config of the `linux` provider: YAML or JSON text (JSON is YAML), validated
 // up front so a typo fails at startup with the field named, not at the first route.
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from '../../yaml/lazy.ts';
 
 export interface LinuxConfig {
   /** Routing table name (from rt_tables) or id. */

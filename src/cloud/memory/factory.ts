@@ -3,7 +3,7 @@
 // process that names it (so two replicas program "one cloud"), and `callLog`
 // appends one JSON line per call for audits (who wrote when).
 import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from '../../yaml/lazy.ts';
 import { parseDuration } from '../../core/duration.ts';
 import { PermanentError } from '../../core/errors.ts';
 import type { CallOptions, CloudProvider, CloudProviderFactory, Route, Routes } from '../../core/types.ts';

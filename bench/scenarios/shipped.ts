@@ -1,0 +1,312 @@
+// The shipped executable against the real kube-apiserver: the packed tarball
+// installed with npm, `bin/cloud-route-controller.js run` with leader election,
+// both servers and watch mode, for each provider at N realistic dual-stack
+// nodes (routes and conditions preset, so nothing is written). Resident
+// memory after the cache synced (/readyz) and after the first reconcile
+// (/metrics), next to upstream's Go peer on the same nodes in the same run;
+// then CPU per hour of both while every node heartbeats.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { BenchCluster } from '../lib/apiserver.ts';
+import { Daemon } from '../lib/daemon.ts';
+import { CLUSTER_CIDR_V4, CLUSTER_CIDR_V6 } from '../lib/nodes.ts';
+import { startPeer, type Variant } from '../lib/peers.ts';
+import type { ShippedInstall } from '../lib/shipped-install.ts';
+import { routedCluster } from './realtime.ts';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export const SHIPPED_USER = 'route-controller-shipped';
+const FEATURE_GATE = '--feature-gates=CloudControllerManagerWatchBasedRoutesReconciliation=true';
+const GO_WATCH: Variant = { id: 'go-watch', kind: 'go', watch: true, label: 'upstream' };
+
+export type ShippedKind = 'memory' | 'linux' | 'hcloud' | 'aws' | 'go';
+
+export interface ShippedMemoryRow {
+  readonly kind: ShippedKind;
+  readonly nodes: number;
+  /** Right after start-up, before the cache lists (the fixed cost). */
+  readonly startMB: number;
+  readonly syncedMB: number;
+  readonly reconciledMB: number;
+  readonly syncS: number;
+}
+
+export interface ShippedIdleRow {
+  readonly kind: ShippedKind;
+  readonly nodes: number;
+  readonly windowS: number;
+  readonly heartbeats: number;
+  readonly cpuMsPerHour: number;
+  readonly rssMB: number;
+}
+
+export interface ShippedResults {
+  /** Peak resident memory of `import(specifier)` from the installed tarball, per specifier. */
+  libraryImportMB: Record<string, number>;
+  tarballKB: number;
+  memory: ShippedMemoryRow[];
+  idle: ShippedIdleRow[];
+  /** Provider kinds not measured, with the reason. */
+  skipped: Record<string, string>;
+}
+
+/** The daemon's own identity: the route controller's bootstrap role plus its Lease. */
+export async function shippedKubeconfig(c: BenchCluster): Promise<string> {
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  const ignoreExists = async (p: Promise<unknown>): Promise<void> => {
+    try {
+      await p;
+    } catch (err) {
+      if (!String(err).includes('HTTP 409')) throw err;
+    }
+  };
+  await ignoreExists(
+    c.admin.must('POST', `${rbac}/clusterroles`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: 'routebench-shipped-lease' },
+      rules: [
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+      ],
+    }),
+  );
+  for (const role of ['system:controller:route-controller', 'routebench-shipped-lease'])
+    await ignoreExists(
+      c.admin.must('POST', `${rbac}/clusterrolebindings`, {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: `routebench-shipped-${role.replaceAll(':', '-')}` },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: SHIPPED_USER }],
+      }),
+    );
+  return c.cp.userKubeconfig(SHIPPED_USER);
+}
+
+/** What one provider needs: its flags, given the preset routes; `close` tears its cloud down. */
+export interface ProviderSetup {
+  readonly args: string[];
+  readonly env?: NodeJS.ProcessEnv;
+  close(): Promise<void>;
+}
+
+export type ProviderFactory = (
+  preset: readonly { cidr: string; node: string }[],
+  dir: string,
+) => Promise<ProviderSetup>;
+
+/** `memory`: the preset routes in a state file. */
+export const memoryProvider: ProviderFactory = (preset, dir) => {
+  const state = path.join(dir, 'memory-state.json');
+  fs.writeFileSync(
+    state,
+    JSON.stringify(
+      preset.map((r) => ({
+        name: '',
+        clusterName: 'kubernetes',
+        targetNode: r.node,
+        targetNodeAddresses: [],
+        destinationCIDR: r.cidr,
+        blackhole: false,
+      })),
+    ),
+  );
+  const config = path.join(dir, 'memory.yaml');
+  fs.writeFileSync(config, `stateFile: ${JSON.stringify(state)}\n`);
+  return Promise.resolve({
+    args: ['--cloud-provider=memory', `--cloud-config=${config}`],
+    close: () => Promise.resolve(),
+  });
+};
+
+export interface ShippedSessionOptions {
+  readonly install: ShippedInstall;
+  readonly kubeconfig: string;
+  readonly providers: ReadonlyMap<ShippedKind, ProviderFactory>;
+  readonly settleMs: number;
+  readonly logDir: string;
+  readonly dataDir: string;
+  readonly withGo: boolean;
+}
+
+function daemonArgs(kubeconfig: string, name: string): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--cluster-cidr=${CLUSTER_CIDR_V4},${CLUSTER_CIDR_V6}`,
+    FEATURE_GATE,
+    '--leader-elect=true',
+    `--leader-elect-resource-name=${name}`,
+  ];
+}
+
+/** Memory rows for every provider (one at a time) and the Go peer at `nodes`. */
+export async function shippedMemorySession(
+  c: BenchCluster,
+  nodes: number,
+  o: ShippedSessionOptions,
+): Promise<ShippedMemoryRow[]> {
+  const cluster = await routedCluster(c, nodes, o.dataDir, { dualStack: true });
+  const preset = (
+    JSON.parse(fs.readFileSync(cluster.preload, 'utf8')) as { cidr: string; node: string }[]
+  ).map((r) => ({ cidr: r.cidr, node: r.node }));
+  const rows: ShippedMemoryRow[] = [];
+  for (const [kind, provider] of o.providers) {
+    const dir = fs.mkdtempSync(path.join(o.dataDir, `${kind}-`));
+    const setup = await provider(preset, dir);
+    const d = await Daemon.start(
+      o.install.bin,
+      [...daemonArgs(o.kubeconfig, `shipped-${kind}-${nodes}`), ...setup.args],
+      path.join(o.logDir, `shipped-${kind}-${nodes}.log`),
+      setup.env,
+    );
+    try {
+      await sleep(1000);
+      const startMB = d.rssMB();
+      const t0 = Date.now();
+      await d.synced(300_000);
+      const syncS = (Date.now() - t0) / 1000;
+      await sleep(o.settleMs);
+      const syncedMB = d.rssMB();
+      await d.reconciled(1, 300_000);
+      await sleep(o.settleMs);
+      rows.push({ kind, nodes, startMB, syncedMB, reconciledMB: d.rssMB(), syncS });
+    } finally {
+      await d.stop();
+      await setup.close();
+    }
+  }
+  if (o.withGo) {
+    const p = startPeer(GO_WATCH, {
+      kubeconfig: c.goKubeconfig,
+      clusterCIDRs: [CLUSTER_CIDR_V4, CLUSTER_CIDR_V6],
+      latency: '0',
+      preload: cluster.preload,
+      reportInterval: '500ms',
+      logDir: o.logDir,
+      tag: `shipped${nodes}`,
+    });
+    try {
+      const first = await p.waitFor(() => true, 30_000);
+      const t0 = Date.now();
+      // In watch mode upstream lists only on a node event or its resync: with no nodes, never.
+      const listed = await p.waitFor((s) => s.list >= 1, nodes === 0 ? o.settleMs : 300_000);
+      if (first === undefined || (listed === undefined && nodes > 0))
+        throw new Error('upstream peer did not list');
+      await sleep(o.settleMs);
+      const mb = p.latest()!.rssKB / 1024;
+      // The peer lists as soon as its cache synced: both points are the same for it.
+      rows.push({
+        kind: 'go',
+        nodes,
+        startMB: first.rssKB / 1024,
+        syncedMB: mb,
+        reconciledMB: mb,
+        syncS: (Date.now() - t0) / 1000,
+      });
+    } finally {
+      await p.stop();
+    }
+  }
+  return rows;
+}
+
+export interface ShippedIdleConfig {
+  readonly nodes: number;
+  readonly warmupMs: number;
+  readonly windowMs: number;
+  readonly heartbeatMs: number;
+}
+
+/**
+ * The `memory` daemon and the Go peer side by side on the same routed nodes
+ * while every node heartbeats every `heartbeatMs` (nothing needs a write):
+ * CPU time over the window, scaled to an hour.
+ */
+export async function shippedIdleSession(
+  c: BenchCluster,
+  cfg: ShippedIdleConfig,
+  o: ShippedSessionOptions,
+): Promise<ShippedIdleRow[]> {
+  const cluster = await routedCluster(c, cfg.nodes, o.dataDir, { dualStack: true });
+  const preset = (
+    JSON.parse(fs.readFileSync(cluster.preload, 'utf8')) as { cidr: string; node: string }[]
+  ).map((r) => ({ cidr: r.cidr, node: r.node }));
+  const dir = fs.mkdtempSync(path.join(o.dataDir, 'idle-'));
+  const setup = await memoryProvider(preset, dir);
+  const d = await Daemon.start(
+    o.install.bin,
+    [...daemonArgs(o.kubeconfig, 'shipped-idle'), ...setup.args],
+    path.join(o.logDir, 'shipped-idle.log'),
+  );
+  const p = o.withGo
+    ? startPeer(GO_WATCH, {
+        kubeconfig: c.goKubeconfig,
+        clusterCIDRs: [CLUSTER_CIDR_V4, CLUSTER_CIDR_V6],
+        latency: '0',
+        preload: cluster.preload,
+        reportInterval: '1s',
+        logDir: o.logDir,
+        tag: 'shipped-idle',
+      })
+    : undefined;
+  let stopBeats = false;
+  let heartbeats = 0;
+  const beats = (async () => {
+    // Every node once per heartbeatMs, spread evenly, like kubelets.
+    const gap = cfg.heartbeatMs / cluster.names.length;
+    let k = 0;
+    const t0 = Date.now();
+    while (!stopBeats) {
+      const due = t0 + k * gap;
+      const wait = due - Date.now();
+      if (wait > 0) await sleep(wait);
+      void c.admin.heartbeat(cluster.names[k % cluster.names.length]!).then(
+        () => heartbeats++,
+        () => {},
+      );
+      k++;
+    }
+  })();
+  try {
+    await d.synced(300_000);
+    await d.reconciled(1, 300_000);
+    if (p) await p.waitFor((s) => s.list >= 1, 300_000);
+    await sleep(cfg.warmupMs);
+    const h0 = heartbeats;
+    const t0 = Date.now();
+    const d0 = d.cpuMs();
+    const g0 = p?.latest()?.cpuMs ?? 0;
+    await sleep(cfg.windowMs);
+    const windowS = (Date.now() - t0) / 1000;
+    const perHour = 3600 / windowS;
+    const rows: ShippedIdleRow[] = [
+      {
+        kind: 'memory',
+        nodes: cfg.nodes,
+        windowS,
+        heartbeats: heartbeats - h0,
+        cpuMsPerHour: (d.cpuMs() - d0) * perHour,
+        rssMB: d.rssMB(),
+      },
+    ];
+    if (p) {
+      const last = p.latest()!;
+      rows.push({
+        kind: 'go',
+        nodes: cfg.nodes,
+        windowS,
+        heartbeats: heartbeats - h0,
+        cpuMsPerHour: (last.cpuMs - g0) * perHour,
+        rssMB: last.rssKB / 1024,
+      });
+    }
+    return rows;
+  } finally {
+    stopBeats = true;
+    await beats;
+    await d.stop();
+    await p?.stop();
+    await setup.close();
+  }
+}
