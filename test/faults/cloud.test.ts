@@ -8,6 +8,7 @@ import { describe, test, type TestContext } from 'node:test';
 import { RetryableError, ThrottledError } from '../../src/core/errors.ts';
 import { CLUSTER_CIDRS, internalIP, waitFor } from '../integration/kube-helpers.ts';
 import type { FaultController } from './controller.ts';
+import { testSeed } from '../support/seed.ts';
 import { inProcessScenario, type InProcessOptions } from './scenario.ts';
 import {
   AuditedMemoryRoutes,
@@ -41,8 +42,14 @@ describe('cloud faults', { timeout: 300_000 }, () => {
     'periodic: 30 % of calls fail with 503 throughout a stream of node changes; converges while failing',
     { timeout: 60_000 },
     async (t) => {
-      await scenario(t, { watch: false }, async (rc, cloud) => {
-        cloud.failFraction(0.3, undefined, (op) => new RetryableError(`${op}: HTTP 503 Service Unavailable`));
+      // The first 5 calls fail for sure (what the assertions below count on);
+      // after them 30 % fail, drawn from the test's seed.
+      const { random } = testSeed(t);
+      const cloud503 = new AuditedMemoryRoutes({ random });
+      await scenario(t, { watch: false, cloud: cloud503 }, async (rc, cloud) => {
+        const unavailable = (op: string): Error => new RetryableError(`${op}: HTTP 503 Service Unavailable`);
+        cloud.failNext(5, undefined, unavailable);
+        cloud.failFraction(0.3, undefined, unavailable);
         for (let i = 1; i <= 12; i++) {
           const cidrs = i % 3 === 0 ? [`10.244.${i}.0/24`, `fd00:10:244:${i}::/64`] : [`10.244.${i}.0/24`];
           await admin.createNode(`e${i}`, cidrs, internalIP(`10.4.0.${i}`));
@@ -98,10 +105,12 @@ describe('cloud faults', { timeout: 300_000 }, () => {
       { timeout: 60_000 },
       async (t) => {
         const p = watch ? 'tw' : 'tp';
-        await scenario(t, { watch }, async (rc, cloud) => {
+        const { random } = testSeed(t);
+        await scenario(t, { watch, cloud: new AuditedMemoryRoutes({ random }) }, async (rc, cloud) => {
           const throttled = (): Error =>
             new ThrottledError('Request limit exceeded', { retryAfterMs: 1_500 });
-          cloud.failNext(1, ['create'], throttled);
+          // The throttled answers waited for below happen for sure; the 25 % after them are seeded.
+          cloud.failNext(watch ? 1 : 3, ['create'], throttled);
           cloud.failFraction(0.25, undefined, throttled);
           for (let i = 1; i <= 10; i++) await admin.createNode(`${p}${i}`, [`10.244.${40 + i}.0/24`]);
           await waitFor('throttled answers', 20_000, () => fails(rc, 'ThrottledError') >= (watch ? 1 : 3));
