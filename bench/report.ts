@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { charts } from './report-charts.ts';
 import { costSection, memorySection } from './report-cost-memory.ts';
+import { churnSection } from './report-churn.ts';
 import { fmt, fmtSpread, med, ratio, table } from './lib/format.ts';
 import type { Results } from './lib/results.ts';
 import { isLatency, percentile } from './lib/stats.ts';
@@ -12,6 +13,19 @@ import { evaluateTargets } from './targets.ts';
 const PAIRS: [string, string, string][] = [
   ['periodic', 'ts-periodic', 'go-periodic'],
   ['watch', 'ts-watch', 'go-watch'],
+  ['watch, no cache, unpaced', 'ts-watch-legacy', 'go-watch'],
+];
+const PAIR_HEADER = [
+  'Metric',
+  'TS periodic',
+  'upstream off',
+  'ratio',
+  'TS watch (defaults)',
+  'upstream on',
+  'ratio',
+  'TS watch, no cache, unpaced',
+  'upstream on',
+  'ratio',
 ];
 
 function machineSection(r: Results): string {
@@ -118,8 +132,8 @@ function burstSection(r: Results, charts: string): string {
     return cells;
   });
   const singles: string[][] = [];
-  for (const [, ts, go] of PAIRS) {
-    for (const id of [ts, go]) {
+  for (const id of new Set(PAIRS.flatMap(([, ts, go]) => [ts, go]))) {
+    {
       const runs = by(id);
       const all = runs.flatMap((x) => x.singlesLatencies);
       const got = all.filter(isLatency);
@@ -146,9 +160,9 @@ function burstSection(r: Results, charts: string): string {
   return [
     `## Burst: ${b.nodes} nodes within ${b.spreadMs / 1000} s (real kube-apiserver)`,
     ``,
-    `Cloud: ${b.latency} per call, ${b.writeRate} writes/s (token bucket, burst ${b.writeBurst}; over the limit a call fails as throttled, like the TS MemoryRoutes).${b.tsWriteBudget ? ` The TS peers run with \`--cloud-write-qps=${b.tsWriteBudget.qps} --cloud-write-burst=${b.tsWriteBudget.burst}\` (a write budget 5% under the cloud's published limit, as docs/daemon.md advises); upstream has no such setting and starts up to 200 calls at once.` : ' Both peers start up to 200 calls at once (no client-side write budget).'} Latency is per node, from its create being acknowledged by the apiserver (pod CIDR visible) to its route being created. A run stops waiting after ${b.timeoutMs / 1000} s or ${b.stallMs / 1000} s without a new route. Cells: median (min–max) over runs; ratio = TS ÷ upstream medians.`,
+    `Cloud: ${b.latency} per call, ${b.writeRate} writes/s (token bucket, burst ${b.writeBurst}; over the limit a call fails as throttled, like the TS MemoryRoutes).${b.tsWriteBudget ? ` The TS peers run with \`--cloud-write-qps=${b.tsWriteBudget.qps} --cloud-write-burst=${b.tsWriteBudget.burst}\` (a write budget 5% under the cloud's published limit, as docs/daemon.md advises); upstream has no such setting and starts up to 200 calls at once.` : " The TS peers run with the daemon's defaults: in watch mode an adaptive write budget that starts just under the cloud's declared limit (95 % of 20/s, 90 % of the burst) and the route cache; `TS watch, no cache, unpaced` turns both off (`--route-cache=false --cloud-write-qps=0`), TS periodic is unpaced like upstream, and upstream starts up to 200 calls at once."} Latency is per node, from its create being acknowledged by the apiserver (pod CIDR visible) to its route being created. A run stops waiting after ${b.timeoutMs / 1000} s or ${b.stallMs / 1000} s without a new route. Cells: median (min–max) over runs; ratio = TS ÷ upstream medians.`,
     ``,
-    table(['Metric', 'TS periodic', 'upstream off', 'ratio', 'TS watch', 'upstream on', 'ratio'], rows),
+    table(PAIR_HEADER, rows),
     ``,
     `![routes over time](${charts}burst-routes.svg)`,
     ``,
@@ -250,7 +264,7 @@ function failureSection(r: Results, charts: string): string {
     ``,
     `${f.nodes} nodes created right after the controller started; the cloud answers every CreateRoute with a retryable HTTP 503 for the first ${f.failForMs / 1000} s of the process, then recovers (${f.latency} per call, no rate limit). Runs wait ${f.recoveryTimeoutMs / 1000} s after the failure ends.`,
     ``,
-    table(['Metric', 'TS periodic', 'upstream off', 'ratio', 'TS watch', 'upstream on', 'ratio'], rows),
+    table(PAIR_HEADER, rows),
     ``,
     `![failure recovery](${charts}failure.svg)`,
   ].join('\n');
@@ -281,6 +295,8 @@ export function summaryMarkdown(r: Results, chartPrefix = ''): string {
     idleSection(r, chartPrefix),
     ``,
     burstSection(r, chartPrefix),
+    ``,
+    churnSection(r),
     ``,
     settleSection(r, chartPrefix),
     ``,

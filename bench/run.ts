@@ -20,6 +20,7 @@ import { burstSession, failureSession, idleSession, routedCluster } from './scen
 import { profileReconcile, reconcileCost } from './scenarios/reconcile-cost.ts';
 import { settleSession } from './scenarios/settle.ts';
 import { burstVirtual, idleHourVirtual } from './scenarios/virtual.ts';
+import { churnHourVirtual } from './scenarios/churn.ts';
 import { testenvBinaries } from '../test/support/controlplane.ts';
 
 const SCENARIOS = Object.keys(SCENARIO_FIELDS) as Scenario[];
@@ -72,6 +73,7 @@ const results: Results = {
   },
   idleVirtual: [],
   burstVirtual: [],
+  churnVirtual: [],
   idleReal: [],
   burst: [],
   failure: [],
@@ -96,18 +98,24 @@ function save(): void {
 
 async function virtualScenarios(): Promise<void> {
   if (only.has('idle-virtual')) {
-    for (const mode of ['periodic', 'watch', 'watch-r0'] as const) {
+    for (const mode of ['periodic', 'watch-legacy', 'watch', 'watch-r0'] as const) {
       log(`idle hour, virtual time: ${mode}`);
       results.idleVirtual.push(await idleHourVirtual(mode, cfg.idleVirtual));
       save();
     }
   }
   if (only.has('burst-virtual')) {
-    for (const budget of [false, true])
-      for (const mode of ['periodic', 'watch'] as const) {
-        log(`burst, virtual time: ${mode}${budget ? ', write budget' : ''}`);
-        results.burstVirtual.push(await burstVirtual(mode, cfg.burstVirtual, budget));
-      }
+    for (const mode of ['periodic', 'watch-legacy', 'watch'] as const) {
+      log(`burst, virtual time: ${mode}`);
+      results.burstVirtual.push(await burstVirtual(mode, cfg.burstVirtual));
+    }
+    save();
+  }
+  if (only.has('churn-virtual') && cfg.churnVirtual) {
+    for (const mode of ['periodic', 'watch-legacy', 'watch'] as const) {
+      log(`churn hour, virtual time: ${mode}`);
+      results.churnVirtual!.push(await churnHourVirtual(mode, cfg.churnVirtual));
+    }
     save();
   }
   if (only.has('cost')) {
@@ -219,6 +227,9 @@ function merged(base: Results): Results {
   const r = out as unknown as Results;
   r.meta = {
     ...base.meta,
+    // The re-measured scenarios ran with this run's configuration and variants.
+    config: results.meta.config,
+    variants: { ...base.meta.variants, ...results.meta.variants },
     merges: [
       ...(base.meta.merges ?? []),
       {

@@ -2,6 +2,7 @@
 // nodes, windows and repetitions so the whole run stays under five minutes.
 import type { BurstConfig, FailureConfig, IdleConfig } from '../scenarios/realtime.ts';
 import type { SettleConfig } from '../scenarios/settle.ts';
+import type { ChurnConfig } from '../scenarios/churn.ts';
 
 export interface SuiteConfig {
   readonly name: 'full' | 'quick';
@@ -15,6 +16,8 @@ export interface SuiteConfig {
     limitHours: number;
   };
   readonly burst: BurstConfig;
+  /** Absent in configs recorded before the churn hour existed. */
+  readonly churnVirtual?: ChurnConfig;
   readonly failure: FailureConfig;
   /** undefined: skipped (the quick suite has no time for it). */
   readonly settle: SettleConfig | undefined;
@@ -36,10 +39,19 @@ export const FULL: SuiteConfig = {
     latency: '20ms',
     writeRate: 20,
     writeBurst: 40,
-    tsWriteBudget: { qps: 19, burst: 38 },
+    tsWriteBudget: undefined,
     timeoutMs: 480_000,
     stallMs: 120_000,
     singlesWaitMs: 30_000,
+  },
+  churnVirtual: {
+    nodes: 1000,
+    joins: 60,
+    leaves: 60,
+    addressChanges: 10,
+    heartbeatMs: 10_000,
+    warmupMinutes: 5,
+    seed: 1,
   },
   failure: { nodes: 100, failForMs: 60_000, latency: '20ms', recoveryTimeoutMs: 120_000 },
   settle: {
@@ -75,10 +87,19 @@ export const QUICK: SuiteConfig = {
     latency: '20ms',
     writeRate: 20,
     writeBurst: 40,
-    tsWriteBudget: { qps: 19, burst: 38 },
+    tsWriteBudget: undefined,
     timeoutMs: 40_000,
     stallMs: 15_000,
     singlesWaitMs: 12_000,
+  },
+  churnVirtual: {
+    nodes: 1000,
+    joins: 60,
+    leaves: 60,
+    addressChanges: 10,
+    heartbeatMs: 10_000,
+    warmupMinutes: 5,
+    seed: 1,
   },
   failure: { nodes: 20, failForMs: 6000, latency: '20ms', recoveryTimeoutMs: 12_000 },
   settle: undefined,

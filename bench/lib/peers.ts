@@ -20,11 +20,20 @@ export interface Variant {
   readonly label: string;
   /** TS only: run this compiled JavaScript instead of bench/peer/ts-route.ts. */
   readonly entry?: string;
+  /** TS only: flags that turn defaults off (they win over PeerOptions). */
+  readonly tsFlags?: readonly string[];
 }
 
 export const VARIANTS: readonly Variant[] = [
   { id: 'ts-periodic', kind: 'ts', watch: false, label: 'TS periodic' },
-  { id: 'ts-watch', kind: 'ts', watch: true, label: 'TS watch (resync 1h)' },
+  { id: 'ts-watch', kind: 'ts', watch: true, label: 'TS watch (defaults)' },
+  {
+    id: 'ts-watch-legacy',
+    kind: 'ts',
+    watch: true,
+    label: 'TS watch, no cache, unpaced',
+    tsFlags: ['--route-cache=false', '--cloud-write-qps=0'],
+  },
   { id: 'go-periodic', kind: 'go', watch: false, label: 'upstream gate off' },
   { id: 'go-watch', kind: 'go', watch: true, label: 'upstream gate on' },
 ];
@@ -180,8 +189,9 @@ export function startPeer(v: Variant, o: PeerOptions): Peer {
         v.entry ?? path.join(repoRoot, 'bench', 'peer', 'ts-route.ts'),
         ...common,
         `--route-resync=${v.routeResync ?? '1h'}`,
-        `--cloud-write-qps=${o.cloudWriteQps ?? 0}`,
+        `--cloud-write-qps=${o.cloudWriteQps ?? 'auto'}`,
         `--cloud-write-burst=${o.cloudWriteBurst ?? 0}`,
+        ...(v.tsFlags ?? []),
         `--log-file=${log}.log`,
       ],
       { stdio: ['ignore', 'pipe', stderr] },

@@ -4,6 +4,7 @@ import type { SettleRun } from '../scenarios/settle.ts';
 import type { MemoryRow, ProcessCostRow } from '../scenarios/process.ts';
 import type { CostRow, ProfileEntry } from '../scenarios/reconcile-cost.ts';
 import type { BurstVirtualResult, IdleVirtualResult } from '../scenarios/virtual.ts';
+import type { ChurnVirtualResult } from '../scenarios/churn.ts';
 import type { SuiteConfig } from './config.ts';
 import type { MachineInfo, Versions } from './machine.ts';
 
@@ -34,6 +35,8 @@ export interface Results {
   };
   idleVirtual: IdleVirtualResult[];
   burstVirtual: BurstVirtualResult[];
+  /** Absent in runs before the churn hour existed. */
+  churnVirtual?: ChurnVirtualResult[];
   idleReal: IdleRun[];
   burst: BurstRun[];
   failure: FailureRun[];
@@ -50,6 +53,7 @@ export interface Results {
 export const SCENARIO_FIELDS = {
   'idle-virtual': ['idleVirtual'],
   'burst-virtual': ['burstVirtual'],
+  'churn-virtual': ['churnVirtual'],
   cost: ['reconcileCost', 'profile'],
   idle: ['idleReal'],
   burst: ['burst'],

@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { MemoryRoutes } from '../../src/cloud/memory/memory-routes.ts';
 import { RouteController } from '../../src/controller/route-controller.ts';
 import { canonicalCIDR } from '../../src/core/cidr.ts';
+import { seededRandom } from '../../src/core/random.ts';
 import { parseDuration } from '../../src/core/duration.ts';
 import { RetryableError, ThrottledError } from '../../src/core/errors.ts';
 import type { CallOptions, Route, Routes } from '../../src/core/types.ts';
@@ -40,10 +41,11 @@ class CountingRoutes implements Routes {
     hint: string,
     route: Readonly<Route>,
     opts: CallOptions,
-  ): Promise<void> {
+  ): Promise<Route> {
     this.counts.create++;
+    let listed: Route;
     try {
-      await this.inner.createRoute(clusterName, hint, route, opts);
+      listed = await this.inner.createRoute(clusterName, hint, route, opts);
     } catch (err) {
       this.counts.createErr++;
       if (err instanceof ThrottledError) this.counts.throttled++;
@@ -52,6 +54,7 @@ class CountingRoutes implements Routes {
     this.counts.createOk++;
     const key = canonicalCIDR(route.destinationCIDR) ?? route.destinationCIDR;
     if (!this.created.has(key)) this.created.set(key, Date.now());
+    return listed;
   }
   deleteRoute(clusterName: string, route: Readonly<Route>, opts: CallOptions): Promise<void> {
     this.counts.delete++;
@@ -77,7 +80,10 @@ const { values: f } = parseArgs({
     latency: { type: 'string', default: '0' },
     'write-rate': { type: 'string', default: '0' },
     'write-burst': { type: 'string', default: '0' },
-    'cloud-write-qps': { type: 'string', default: '0' },
+    // The daemon's defaults: an adaptive budget from the cloud's limit, and the route cache.
+    'cloud-write-qps': { type: 'string', default: 'auto' },
+    'route-cache': { type: 'string', default: 'true' },
+    seed: { type: 'string', default: process.env['BENCH_SEED'] ?? '1' },
     'cloud-write-burst': { type: 'string', default: '0' },
     'fail-creates-for': { type: 'string', default: '0' },
     'report-interval': { type: 'string', default: '1s' },
@@ -149,8 +155,13 @@ const controller = new RouteController({
   routeReconciliationPeriodMs: parseDuration(f['sync-period']),
   routeResyncPeriodMs: parseDuration(f['route-resync']),
   minResyncPeriodMs: parseDuration(f.resync),
-  cloudWriteQPS: Number(f['cloud-write-qps']),
+  cloudWriteQPS: f['cloud-write-qps'] === 'auto' ? 'auto' : Number(f['cloud-write-qps']),
   ...(Number(f['cloud-write-burst']) > 0 ? { cloudWriteBurst: Number(f['cloud-write-burst']) } : {}),
+  // As the memory provider declares its configured limit (R68).
+  cloudWriteLimit: writeRate > 0 ? { qps: writeRate, burst: writeBurst } : 'unlimited',
+  routeTargetKeys: ['uid'],
+  routeCache: f['route-cache'] !== 'false',
+  random: seededRandom(Number(f.seed)),
 });
 
 function counters(): Record<string, number> {

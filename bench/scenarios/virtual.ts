@@ -10,15 +10,17 @@ import { VirtualClock } from '../../src/core/clock.ts';
 import { seededRandom } from '../../src/core/random.ts';
 import { CLUSTER_CIDR_V4, nodeName, podCIDRv4, routedNodeSpec } from '../lib/nodes.ts';
 
-export type VirtualMode = 'periodic' | 'watch' | 'watch-r0';
+/** `watch`: the defaults (route cache, adaptive pacing); `watch-legacy`: both off, as before them. */
+export type VirtualMode = 'periodic' | 'watch' | 'watch-r0' | 'watch-legacy';
 
 export const VIRTUAL_LABELS: Record<VirtualMode, string> = {
   periodic: 'TS periodic',
-  watch: 'TS watch (resync 1h)',
-  'watch-r0': 'TS watch (resync 0)',
+  watch: 'TS watch (defaults)',
+  'watch-r0': 'TS watch (defaults, resync 0)',
+  'watch-legacy': 'TS watch, no cache, unpaced',
 };
 
-interface Rig {
+export interface Rig {
   clock: VirtualClock;
   cluster: MemoryCluster;
   routes: MemoryRoutes;
@@ -28,7 +30,7 @@ interface Rig {
   running: Promise<void>;
 }
 
-function rig(mode: VirtualMode, opts: { latencyMs: number; writeRate?: number; writeBudget?: boolean }): Rig {
+export function rig(mode: VirtualMode, opts: { latencyMs: number; writeRate?: number }): Rig {
   const clock = new VirtualClock();
   const cluster = new MemoryCluster({ clock });
   const routes = new MemoryRoutes({
@@ -49,10 +51,10 @@ function rig(mode: VirtualMode, opts: { latencyMs: number; writeRate?: number; w
     watchBasedReconciliation: mode !== 'periodic',
     routeResyncPeriodMs: mode === 'watch-r0' ? 0 : 3_600_000,
     onReconcile: (report) => reports.push({ at: clock.now(), report }),
-    // Virtual time has no skew between client and cloud: the full limit is safe here.
-    ...(opts.writeBudget && opts.writeRate
-      ? { cloudWriteQPS: opts.writeRate, cloudWriteBurst: 2 * opts.writeRate }
-      : {}),
+    // The daemon's defaults: the memory provider declares its write limit (R68).
+    cloudWriteLimit: opts.writeRate ? { qps: opts.writeRate, burst: 2 * opts.writeRate } : 'unlimited',
+    routeTargetKeys: ['uid'],
+    ...(mode === 'watch-legacy' ? { routeCache: false, cloudWriteQPS: 0 } : {}),
   });
   return {
     clock,
@@ -175,7 +177,7 @@ export async function idleHourVirtual(
 export interface BurstVirtualResult {
   readonly mode: VirtualMode;
   readonly label: string;
-  /** The controller had the cloud's write limit as its write budget (--cloud-write-qps). */
+  /** The controller paced its writes (the default in watch mode, R68). */
   readonly writeBudget: boolean;
   readonly nodes: number;
   readonly converged: boolean;
@@ -190,9 +192,9 @@ export interface BurstVirtualResult {
 export async function burstVirtual(
   mode: VirtualMode,
   cfg: { nodes: number; spreadMs: number; writeRate: number; latencyMs: number; limitHours: number },
-  writeBudget: boolean,
 ): Promise<BurstVirtualResult> {
-  const r = rig(mode, { latencyMs: cfg.latencyMs, writeRate: cfg.writeRate, writeBudget });
+  const writeBudget = mode === 'watch' || mode === 'watch-r0';
+  const r = rig(mode, { latencyMs: cfg.latencyMs, writeRate: cfg.writeRate });
   r.running = r.controller.run(r.stop.signal);
   await r.clock.advance(3000);
   const t0 = r.clock.now();
@@ -233,7 +235,7 @@ export async function burstVirtual(
   await r.running;
   return {
     mode,
-    label: `${VIRTUAL_LABELS[mode]}${writeBudget ? `, write budget ${cfg.writeRate}/s` : ', unpaced'}`,
+    label: `${VIRTUAL_LABELS[mode]}${writeBudget ? `, paced from the cloud's ${cfg.writeRate}/s` : mode === 'watch-legacy' ? '' : ', unpaced'}`,
     writeBudget,
     nodes: cfg.nodes,
     converged: convergeS !== undefined,

@@ -148,16 +148,23 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'Watch mode: safety resync of routes after each successful reconcile, jittered ±10%; 0 disables, else at least 10s.',
   },
   {
+    name: 'route-cache',
+    kind: 'bool',
+    default: 'true',
+    help: 'Watch mode: reconcile node changes against the routes of the last list, kept up to date with every confirmed create and delete, instead of listing again; any failed call, a retry, a resync or --route-resync-period of age drops it. false: every reconcile lists (upstream).',
+  },
+  {
     name: 'cloud-write-qps',
-    kind: 'float',
-    default: '0',
-    help: 'Client-side budget for route writes (create, delete, batch) per second, shared by all reconciles; set it just under the write limit of the cloud so a burst of new nodes costs one call per route instead of throttled retries. 0: unpaced (upstream behaviour).',
+    kind: 'string',
+    default: 'auto',
+    valueName: 'auto|float',
+    help: "Client-side budget for route writes (create, delete, batch) per second, shared by all reconciles. auto: in watch mode an adaptive budget that starts just under the provider's documented write limit, halves on every throttled answer and recovers while writes succeed (unpaced in periodic mode and for providers that declare no limit); 0: unpaced (upstream behaviour); N: a fixed budget of N writes per second in both modes.",
   },
   {
     name: 'cloud-write-burst',
     kind: 'int',
     default: '0',
-    help: 'Burst of the cloud write budget; 0 means max(1, ceil(2 * cloud-write-qps)). Ignored when --cloud-write-qps is 0.',
+    help: "Burst of the cloud write budget; 0: the budget's own (auto: 90% of the provider's documented burst; N: max(1, ceil(2 * N))).",
   },
   {
     name: 'dry-run',

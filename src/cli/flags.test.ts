@@ -27,7 +27,9 @@ describe('flag parsing', () => {
     assert.equal(f.minResyncPeriodMs, 12 * 3_600_000);
     assert.equal(f.kubeApiQps, 20);
     assert.equal(f.kubeApiBurst, 30);
-    assert.equal(f.cloudWriteQps, 0, 'unpaced by default, as upstream');
+    assert.equal(f.cloudWriteQps, 'auto', 'adaptive from the provider by default (R68)');
+    assert.equal(f.cloudWriteBurst, 0, "the adaptive budget's own burst");
+    assert.equal(f.routeCache, true, 'the route cache is on by default (R66)');
     assert.equal(f.leaderElect, true);
     assert.equal(f.leaseDurationMs, 15_000);
     assert.equal(f.renewDeadlineMs, 10_000);
@@ -190,7 +192,13 @@ describe('R60 validation messages', () => {
     assert.equal(f('--cloud-write-qps=0.2').cloudWriteBurst, 1);
     assert.equal(f('--cloud-write-qps=20', '--cloud-write-burst=5').cloudWriteBurst, 5);
     assert.equal(f('--cloud-write-qps=1.5').cloudWriteQps, 1.5);
-    assert.deepEqual(errorsOf('--cloud-write-qps=-1'), ['--cloud-write-qps must be 0 or greater']);
+    assert.equal(f('--cloud-write-qps=0').cloudWriteQps, 0, 'unpaced, like upstream');
+    assert.equal(f('--cloud-write-qps=auto', '--cloud-write-burst=7').cloudWriteBurst, 7);
+    assert.equal(f('--route-cache=false').routeCache, false);
+    assert.deepEqual(errorsOf('--cloud-write-qps=-1'), ['--cloud-write-qps must be auto, 0 or greater']);
+    assert.deepEqual(errorsOf('--cloud-write-qps=fast'), [
+      'invalid --cloud-write-qps "fast": strconv.ParseFloat: parsing "fast": invalid syntax',
+    ]);
     assert.deepEqual(errorsOf('--cloud-write-qps=1e999'), [
       'invalid --cloud-write-qps "1e999": strconv.ParseFloat: parsing "1e999": invalid syntax',
     ]);

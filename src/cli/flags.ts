@@ -35,10 +35,12 @@ export interface DaemonFlags {
   readonly resourceName: string;
   readonly resourceNamespace: string;
   readonly routeResyncPeriodMs: number;
-  /** 0: unpaced. */
-  readonly cloudWriteQps: number;
-  /** Resolved: the default is derived from the rate. */
+  /** 'auto': adaptive from the provider's limit in watch mode (R68); 0: unpaced. */
+  readonly cloudWriteQps: number | 'auto';
+  /** Resolved for a fixed rate; 0 under 'auto' means the budget's own. */
   readonly cloudWriteBurst: number;
+  /** --route-cache (R65–R67). */
+  readonly routeCache: boolean;
   readonly dryRun: boolean;
   readonly metricsBindAddress: BindAddress;
   readonly healthProbeBindAddress: BindAddress;
@@ -235,7 +237,9 @@ export function parseFlags(argv: readonly string[]): ParseResult {
   const resourceLock = str('leader-elect-resource-lock');
   const kubeApiQps = convert(raw, 'kube-api-qps', errors, parseFloatStrict);
   const kubeApiBurst = convert(raw, 'kube-api-burst', errors, parseInteger);
-  const cloudWriteQps = convert(raw, 'cloud-write-qps', errors, parseFloatStrict);
+  const cloudWriteQps = convert(raw, 'cloud-write-qps', errors, (v): number | 'auto' =>
+    v.trim() === 'auto' ? 'auto' : parseFloatStrict(v),
+  );
   const cloudWriteBurstFlag = convert(raw, 'cloud-write-burst', errors, parseInteger);
   const logFormat = str('log-format');
   const verbosity = convert(raw, 'v', errors, (v) => {
@@ -274,7 +278,8 @@ export function parseFlags(argv: readonly string[]): ParseResult {
   }
   if (!(kubeApiQps > 0)) errors.push('--kube-api-qps must be greater than 0');
   if (!(kubeApiBurst > 0)) errors.push('--kube-api-burst must be greater than 0');
-  if (!(cloudWriteQps >= 0)) errors.push('--cloud-write-qps must be 0 or greater');
+  if (cloudWriteQps !== 'auto' && !(cloudWriteQps >= 0))
+    errors.push('--cloud-write-qps must be auto, 0 or greater');
   if (!(cloudWriteBurstFlag >= 0)) errors.push('--cloud-write-burst must be 0 or greater');
   if (logFormat !== 'text' && logFormat !== 'json') errors.push('--log-format must be one of: text, json');
 
@@ -301,7 +306,11 @@ export function parseFlags(argv: readonly string[]): ParseResult {
     resourceNamespace: str('leader-elect-resource-namespace'),
     routeResyncPeriodMs,
     cloudWriteQps,
-    cloudWriteBurst: cloudWriteBurstFlag > 0 ? cloudWriteBurstFlag : defaultWriteBurst(cloudWriteQps),
+    cloudWriteBurst:
+      cloudWriteBurstFlag > 0 || cloudWriteQps === 'auto'
+        ? cloudWriteBurstFlag
+        : defaultWriteBurst(cloudWriteQps),
+    routeCache: bool('route-cache'),
     dryRun: bool('dry-run'),
     metricsBindAddress: bind('metrics-bind-address'),
     healthProbeBindAddress: bind('health-probe-bind-address'),

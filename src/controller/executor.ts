@@ -1,11 +1,11 @@
 // Executes a reconcile plan's deletes and creates (SPEC §3.3, R8, R24–R27, R47),
-// optionally paced by the cloud write budget (--cloud-write-qps).
+// paced by the cloud write pacer (R68–R70) unless unpaced.
 import { sleep, type Clock } from '../core/clock.ts';
 import { type ErrorKind, errorKind, retryAfterMs } from '../core/errors.ts';
 import type { PlannedCreate, PlannedDelete } from '../core/plan.ts';
-import type { RequestRateLimiter } from '../core/rate-limiter.ts';
 import { Semaphore } from '../core/semaphore.ts';
-import type { OperationResult, ReconcileScope, Routes } from '../core/types.ts';
+import type { OperationResult, ReconcileScope, Route, Routes } from '../core/types.ts';
+import type { WritePacer } from '../core/write-pacer.ts';
 import type { CallResult, CloudCaller } from './cloud-call.ts';
 
 export type OpStatus = 'ok' | 'failed' | 'deferred' | 'canceled';
@@ -18,6 +18,8 @@ export interface OpResult {
   /** Duration of the last attempt. */
   durationMs: number;
   attempts: number;
+  /** A create's route as the provider would list it, if it returned one (R66). */
+  listedAs?: Route;
 }
 
 export interface ExecutionResult {
@@ -26,6 +28,8 @@ export interface ExecutionResult {
   /** R47: no reconcile may start before this (absolute ms), if set. */
   readonly throttleUntil: number | undefined;
   readonly throttled: boolean;
+  /** R65: every provider call of this execution plainly succeeded (no conflict retried, no failure). */
+  readonly clean: boolean;
 }
 
 export interface ExecutorDeps {
@@ -43,7 +47,7 @@ export interface ExecutorDeps {
    * reaches the cloud at the rate it accepts instead of as 200 calls of which
    * all beyond its burst come back throttled (R47 would then defer the rest).
    */
-  readonly writeLimiter?: RequestRateLimiter | undefined;
+  readonly writeLimiter?: WritePacer | undefined;
   /** Seconds spent waiting for the write budget (a metric). */
   readonly onPaced?: ((seconds: number) => void) | undefined;
 }
@@ -56,6 +60,7 @@ const NOT_RUN: OpResult = { status: 'deferred', durationMs: 0, attempts: 0 };
 
 class Run {
   throttled = false;
+  clean = true;
   throttleUntil: number | undefined;
   private readonly deps: ExecutorDeps;
   /** Aborted on the first throttle, so calls waiting for the write budget stop at once. */
@@ -91,7 +96,10 @@ class Run {
   }
 
   note(r: { outcome: string; retryAfterMs: number | undefined }): void {
+    if (r.outcome === 'success') this.deps.writeLimiter?.onSuccess();
+    else this.clean = false;
     if (r.outcome === 'throttled' || r.retryAfterMs !== undefined) {
+      this.deps.writeLimiter?.onThrottle(r.retryAfterMs);
       this.throttled = true;
       this.stopPacing.abort();
       // "Latest wins" (R47).
@@ -100,7 +108,10 @@ class Run {
   }
 
   toOp(r: CallResult<unknown>, attempts: number): OpResult {
-    if (r.ok) return { status: 'ok', durationMs: r.durationMs, attempts };
+    if (r.ok) {
+      const listedAs = isRoute(r.value) ? { listedAs: r.value } : {};
+      return { status: 'ok', durationMs: r.durationMs, attempts, ...listedAs };
+    }
     if (r.outcome === 'canceled')
       return { status: 'canceled', error: r.error, durationMs: r.durationMs, attempts };
     return { status: 'failed', error: r.error, kind: r.outcome, durationMs: r.durationMs, attempts };
@@ -109,7 +120,7 @@ class Run {
   /** Runs `once` with R24 conflict retries; each attempt takes its own slot via `slot`. */
   async withConflictRetry(
     slot: <T>(fn: () => Promise<T>) => Promise<T>,
-    once: () => Promise<CallResult<void>>,
+    once: () => Promise<CallResult<void | Route>>,
   ): Promise<OpResult> {
     let last: OpResult = NOT_RUN;
     for (let attempt = 1; attempt <= CONFLICT_ATTEMPTS; attempt++) {
@@ -143,13 +154,14 @@ export async function executePlan(
   deps: ExecutorDeps,
 ): Promise<ExecutionResult> {
   if (deletes.length === 0 && creates.length === 0) {
-    return { deletes: [], creates: [], throttleUntil: undefined, throttled: false };
+    return { deletes: [], creates: [], throttleUntil: undefined, throttled: false, clean: true };
   }
   const run = new Run(deps);
   const r = deps.routes.applyRoutes
     ? await executeBatched(run, deletes, creates, deps)
     : await executePerRoute(run, deletes, creates, deps);
-  return { ...r, throttleUntil: run.throttleUntil, throttled: run.throttled };
+  const clean = run.clean && [...r.deletes, ...r.creates].every((o) => o.status === 'ok');
+  return { ...r, throttleUntil: run.throttleUntil, throttled: run.throttled, clean };
 }
 
 async function executePerRoute(
@@ -226,6 +238,7 @@ async function executeBatched(
       signal,
       (opts) => routes.applyRoutes!(clusterName, plan, opts),
     );
+    if (r.ok) run.note({ outcome: 'success', retryAfterMs: undefined });
     const perOp: OperationResult[] = r.ok
       ? r.value
       : pending.map(() => ({ ok: false, error: r.error }) as OperationResult);
@@ -252,6 +265,15 @@ async function executeBatched(
     pending = next;
   }
   return split(results, deletes.length);
+}
+
+function isRoute(v: unknown): v is Route {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as Route).destinationCIDR === 'string' &&
+    typeof (v as Route).targetNode === 'string'
+  );
 }
 
 function split(results: OpResult[], nDeletes: number): { deletes: OpResult[]; creates: OpResult[] } {

@@ -25,6 +25,9 @@ export class RouteControllerMetrics {
   readonly cloudCalls: Counter<'operation' | 'outcome'>;
   readonly cloudCallDuration: Histogram<'operation'>;
   readonly cloudWriteWait: Counter;
+  readonly cloudWriteBudget: Gauge;
+  readonly cacheInvalidations: Counter<'reason'>;
+  readonly cachedReconciles: Counter;
   readonly reconcileDuration: Histogram<'trigger'>;
   readonly lastSuccess: Gauge;
   readonly queueDepth: Gauge<'name'>;
@@ -77,6 +80,22 @@ export class RouteControllerMetrics {
     this.cloudWriteWait = new Counter({
       name: 'route_controller_cloud_write_wait_seconds_total',
       help: 'Time route writes waited for the client-side cloud write budget (--cloud-write-qps).',
+      registers,
+    });
+    this.cloudWriteBudget = new Gauge({
+      name: 'route_controller_cloud_write_budget_qps',
+      help: 'Current cloud write budget in writes per second (R68–R70); absent when unpaced.',
+      registers,
+    });
+    this.cacheInvalidations = new Counter({
+      name: 'route_controller_route_cache_invalidations_total',
+      help: 'Route cache drops that force the next reconcile to list (R65).',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.cachedReconciles = new Counter({
+      name: 'route_controller_cached_reconciles_total',
+      help: 'Watch-mode reconciles that planned against the route cache instead of listing (R66).',
       registers,
     });
     this.reconcileDuration = new Histogram({

@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Clock } from '../core/clock.ts';
 import type { EventRecorder, Logger, NodeSource, NodeStatusWriter } from '../core/ports.ts';
 import type { Routes } from '../core/types.ts';
+import type { WriteLimit } from '../core/write-pacer.ts';
 import type { RouteControllerMetrics } from './metrics.ts';
 import type { ReconcileReport } from './reconcile.ts';
 
@@ -30,11 +31,26 @@ export interface RouteControllerOptions {
   readonly maxConcurrentRouteOperations?: number;
   /**
    * --cloud-write-qps: client-side budget for route writes (create, delete,
-   * applyRoutes) across reconciles; 0 or absent: unpaced, as upstream.
+   * applyRoutes) across reconciles (R68–R70). `'auto'` (default): adaptive,
+   * starting from `cloudWriteLimit`, in watch mode; unpaced in periodic mode or
+   * when the provider declares no limit. 0: unpaced, as upstream. N > 0: a
+   * fixed budget of N writes per second in both modes.
    */
-  readonly cloudWriteQPS?: number;
-  /** --cloud-write-burst (default: max(1, ⌈2 × qps⌉)). */
+  readonly cloudWriteQPS?: number | 'auto';
+  /** --cloud-write-burst (default: the budget's own; for a fixed N, max(1, ⌈2 × N⌉)). */
   readonly cloudWriteBurst?: number;
+  /**
+   * The cloud's documented write limit (`CloudProvider.writeLimit`); the adaptive
+   * budget starts a little under it. `'unlimited'` or absent: unpaced under 'auto'.
+   */
+  readonly cloudWriteLimit?: WriteLimit | 'unlimited';
+  /**
+   * --route-cache (default true): watch-mode node changes reconcile against the
+   * route cache instead of a fresh listRoutes (R65–R67). false: every reconcile lists.
+   */
+  readonly routeCache?: boolean;
+  /** The provider's `routeTargetKeys` (R67); default: uid, providerID and addresses. */
+  readonly routeTargetKeys?: readonly ('uid' | 'providerID' | 'addresses')[];
   /** Timeout of every provider call (default 5 min). */
   readonly cloudCallTimeoutMs?: number;
   readonly dryRun?: boolean;

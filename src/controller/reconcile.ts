@@ -1,4 +1,5 @@
-// One reconcile (SPEC §3): list routes, plan, execute, write conditions, report.
+// One reconcile (SPEC §3): list routes (or read the route cache, R66), plan,
+// execute, write conditions, report.
 import type { Cidr } from '../core/cidr.ts';
 import type { Clock } from '../core/clock.ts';
 import {
@@ -14,10 +15,11 @@ import type { ConditionExpectations } from '../core/expectations.ts';
 import { planReconcile, type ReconcilePlan } from '../core/plan.ts';
 import type { EventRecorder, Logger, NodeStatusWriter } from '../core/ports.ts';
 import { Semaphore } from '../core/semaphore.ts';
+import type { RouteCache } from '../core/route-cache.ts';
 import type { NodeLister, Routes } from '../core/types.ts';
+import type { WritePacer } from '../core/write-pacer.ts';
 import type { CloudCaller } from './cloud-call.ts';
 import type { CreationLatencyTracker } from './creation-latency.ts';
-import type { RequestRateLimiter } from '../core/rate-limiter.ts';
 import { executePlan, type ExecutionResult } from './executor.ts';
 import type { Outcome, RouteControllerMetrics, Trigger } from './metrics.ts';
 import { logDryRunPlan, logNodeActions, reportPlanProblems } from './plan-report.ts';
@@ -37,8 +39,10 @@ export interface ReconcileDeps {
   readonly clusterName: string;
   readonly clusterCIDRs: readonly Cidr[];
   readonly maxConcurrent: number;
-  /** --cloud-write-qps/--cloud-write-burst; undefined: unpaced, as upstream. */
-  readonly writeLimiter: RequestRateLimiter | undefined;
+  /** R68–R70 (--cloud-write-qps/--cloud-write-burst); undefined: unpaced, as upstream. */
+  readonly writeLimiter: WritePacer | undefined;
+  /** R65: the route cache; undefined when the fast path is off (periodic mode, dry run, --route-cache=false). */
+  readonly cache: RouteCache | undefined;
   readonly dryRun: boolean;
   readonly expectations: ConditionExpectations;
   readonly latency: CreationLatencyTracker;
@@ -58,6 +62,12 @@ export interface ReconcileReport {
   readonly durationMs: number;
   /** R47 deadline (absolute ms). */
   readonly throttleUntil: number | undefined;
+  /** R47 fired, and nothing but throttling went wrong (R70: no R46 escalation). */
+  readonly throttleOnly: boolean;
+  /** Where the routes came from: a listRoutes call, or the route cache (R66). */
+  readonly source: RouteSource;
+  /** R67: a cached reconcile that needs a listing one after it (the cache was dropped). */
+  readonly handover: boolean;
   /** Kinds of the failures behind an `error` outcome (R46 decides the retry from them). */
   readonly failureKinds: ReadonlySet<ErrorKind | 'timeout' | 'list' | 'condition'>;
   readonly plan: ReconcilePlan | undefined;
@@ -65,18 +75,25 @@ export interface ReconcileReport {
   readonly error?: string;
 }
 
+export type RouteSource = 'list' | 'cache';
+
 let seq = 0;
 
 export async function reconcile(
   deps: ReconcileDeps,
   trigger: Trigger,
   signal: AbortSignal,
+  requested: RouteSource = 'list',
 ): Promise<ReconcileReport> {
   const { clock, logger } = deps;
   const start = clock.now();
   const id = `${start.toString(36)}-${(++seq).toString(36)}`;
   const scope = { id, scratch: new Map<string, unknown>() };
   const failureKinds = new Set<ErrorKind | 'timeout' | 'list' | 'condition'>();
+  const snapshot = requested === 'cache' ? deps.cache?.snapshot(start) : undefined;
+  const source: RouteSource = snapshot === undefined ? 'list' : 'cache';
+  let handover = false;
+  let listThrottled = false;
   const finish = (
     outcome: Outcome,
     counts: { created: number; deleted: number; failed: number; deferred: number; conditions: number },
@@ -84,6 +101,7 @@ export async function reconcile(
     exec?: ExecutionResult,
     error?: string,
   ): ReconcileReport => {
+    const throttled = exec?.throttled === true || exec?.throttleUntil !== undefined;
     const report: ReconcileReport = {
       ...(error === undefined ? {} : { error }),
       id,
@@ -92,11 +110,16 @@ export async function reconcile(
       ...counts,
       durationMs: clock.now() - start,
       throttleUntil: exec?.throttleUntil,
+      throttleOnly:
+        throttled && [...failureKinds].every((k) => k === 'throttled' || (k === 'list' && listThrottled)),
+      source,
+      handover,
       failureKinds,
       plan,
     };
     logger.info('Route reconcile finished', {
       trigger,
+      source,
       outcome,
       created: counts.created,
       deleted: counts.deleted,
@@ -108,12 +131,17 @@ export async function reconcile(
     return report;
   };
 
-  // R11: list once, first.
-  const listed = await deps.caller.call('list', deps.clusterName, scope, signal, (opts) =>
-    deps.routes.listRoutes(deps.clusterName, opts),
-  );
+  // R11: list once, first (R66: unless the cache stands in for the list).
+  const listed =
+    snapshot === undefined
+      ? await deps.caller.call('list', deps.clusterName, scope, signal, (opts) =>
+          deps.routes.listRoutes(deps.clusterName, opts),
+        )
+      : ({ ok: true, value: snapshot.map((e) => e.route) } as const);
   if (!listed.ok) {
+    deps.cache?.invalidate();
     failureKinds.add('list');
+    listThrottled = listed.outcome === 'throttled' || listed.retryAfterMs !== undefined;
     return finish(
       'error',
       { created: 0, deleted: 0, failed: 0, deferred: 0, conditions: 0 },
@@ -122,6 +150,7 @@ export async function reconcile(
         deletes: [],
         creates: [],
         throttled: listed.outcome === 'throttled',
+        clean: false,
         throttleUntil: listed.retryAfterMs === undefined ? undefined : clock.now() + listed.retryAfterMs,
       },
       `error listing routes: ${errorMessage(listed.error)}`,
@@ -130,7 +159,29 @@ export async function reconcile(
 
   // R12: one read of the node cache, used throughout.
   const nodes = deps.nodes.list();
+  if (snapshot === undefined) deps.cache?.fill(listed.value, start, nodes);
+  else {
+    // R67: a node's cloud identity or addresses changed since its routes were seen: only a list can tell.
+    const changed = deps.cache?.changedTarget(nodes);
+    if (changed !== undefined) {
+      logger.info(`Node ${changed} changed identity or addresses; the next reconcile lists routes`);
+      deps.cache?.invalidate();
+      deps.metrics?.cacheInvalidations.inc({ reason: 'target_changed' });
+      handover = true;
+      return finish('noop', { created: 0, deleted: 0, failed: 0, deferred: 0, conditions: 0 }, undefined);
+    }
+  }
   const plan = planReconcile(nodes, listed.value, deps.clusterCIDRs);
+  // R67: a route the cache holds only as requested is deleted after a list, never from the cache.
+  const unlisted = new Set(snapshot?.filter((e) => !e.listed).map((e) => e.route));
+  const held = new Set(plan.deletes.filter((d) => unlisted.has(d.route)).map((d) => d.canonical));
+  if (held.size > 0) {
+    handover = true;
+    deps.cache?.invalidate();
+    deps.metrics?.cacheInvalidations.inc({ reason: 'unlisted_delete' });
+  }
+  const deletes = plan.deletes.filter((d) => !held.has(d.canonical));
+  const creates = plan.creates.filter((c) => !held.has(c.cidr.canonical!));
   for (const np of plan.nodes) deps.latency.observePlanned(np.uid, np.podCIDRs, start);
   reportPlanProblems(plan, deps);
   logNodeActions(plan, logger);
@@ -145,7 +196,7 @@ export async function reconcile(
     );
   }
 
-  const exec = await executePlan(plan.deletes, plan.creates, {
+  const exec = await executePlan(deletes, creates, {
     routes: deps.routes,
     caller: deps.caller,
     clock,
@@ -162,9 +213,10 @@ export async function reconcile(
   let failed = 0;
   let deferred = 0;
   exec.deletes.forEach((r, i) => {
-    const d = plan.deletes[i]!;
+    const d = deletes[i]!;
     if (r.status === 'ok') {
       deleted++;
+      deps.cache?.deleted(d.route);
       logger.info(
         `Deleted route ${d.route.name} ${d.route.destinationCIDR} after ${formatDuration(r.durationMs)}`,
         {
@@ -183,10 +235,11 @@ export async function reconcile(
 
   let created = 0;
   exec.creates.forEach((r, i) => {
-    const c = plan.creates[i]!;
+    const c = creates[i]!;
     const what = `${c.nameHint} ${c.route.destinationCIDR}`;
     if (r.status === 'ok') {
       created++;
+      deps.cache?.created(c.route, r.listedAs, c.node.node);
       c.cidr.action = 'keep';
       logger.info(
         `Created route for node ${c.node.name} ${c.route.destinationCIDR} with hint ${c.nameHint} after ${formatDuration(r.durationMs)}`,
@@ -212,6 +265,12 @@ export async function reconcile(
   for (const np of plan.nodes) {
     for (const pc of np.podCIDRs)
       if (pc.action === 'keep' && pc.canonical) deps.latency.kept(np.uid, pc.canonical);
+  }
+
+  // R65: any outcome but a plain success leaves the cloud's state unknown.
+  if (!exec.clean && deps.cache?.isValid(start)) {
+    deps.cache.invalidate();
+    deps.metrics?.cacheInvalidations.inc({ reason: 'call_failed' });
   }
 
   // R28–R33: conditions after all route operations settled.

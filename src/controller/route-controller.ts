@@ -3,7 +3,8 @@
 import { parseCIDR, type Cidr } from '../core/cidr.ts';
 import { RealClock, type Clock } from '../core/clock.ts';
 import { ConditionExpectations } from '../core/expectations.ts';
-import { RequestRateLimiter } from '../core/rate-limiter.ts';
+import { RouteCache } from '../core/route-cache.ts';
+import { AdaptiveWritePacer, budgetForLimit, type WritePacer } from '../core/write-pacer.ts';
 import { nopLogger, noopRecorder, type Logger } from '../core/ports.ts';
 import type { Trigger } from '../core/trigger-filter.ts';
 import { CloudCaller } from './cloud-call.ts';
@@ -12,7 +13,7 @@ import { RouteControllerMetrics } from './metrics.ts';
 import { OncePerNode } from './once-per-node.ts';
 import { DEFAULTS, defaultWriteBurst, type RouteControllerOptions } from './options.ts';
 import { runPeriodic } from './periodic-mode.ts';
-import { reconcile, type ReconcileDeps, type ReconcileReport } from './reconcile.ts';
+import { reconcile, type ReconcileDeps, type ReconcileReport, type RouteSource } from './reconcile.ts';
 import { WatchMode } from './watch-mode.ts';
 
 export class RouteControllerConfigError extends Error {
@@ -74,7 +75,8 @@ export class RouteController {
       clusterName: options.clusterName ?? DEFAULTS.clusterName,
       clusterCIDRs: this.clusterCIDRs,
       maxConcurrent: options.maxConcurrentRouteOperations ?? DEFAULTS.maxConcurrentRouteOperations,
-      writeLimiter: writeLimiter(options, this.clock),
+      writeLimiter: writePacer(options, this.clock, this.metrics),
+      cache: routeCache(options),
       dryRun: options.dryRun ?? false,
       expectations: new ConditionExpectations(),
       latency: new CreationLatencyTracker(),
@@ -95,11 +97,16 @@ export class RouteController {
   }
 
   /** One reconcile now, whatever the mode (used by `plan` and tests). */
-  async reconcileOnce(trigger: Trigger, signal: AbortSignal): Promise<ReconcileReport> {
+  async reconcileOnce(
+    trigger: Trigger,
+    signal: AbortSignal,
+    source: RouteSource = 'list',
+  ): Promise<ReconcileReport> {
     this.reconcileStartedAt = this.clock.now();
     const start = this.reconcileStartedAt;
     try {
-      const report = await reconcile(this.deps, trigger, signal);
+      const report = await reconcile(this.deps, trigger, signal, source);
+      if (report.source === 'cache') this.metrics?.cachedReconciles.inc();
       if (report.error !== undefined) this.logger.error(`Couldn't reconcile node routes: ${report.error}`);
       this.metrics?.routeSync.inc({ trigger, outcome: report.outcome });
       this.metrics?.reconcileDuration.observe({ trigger }, report.durationMs / 1000);
@@ -126,10 +133,12 @@ export class RouteController {
       clusterCIDRs: this.clusterCIDRs.map((c) => c.canonical),
     });
     this.metrics?.runningControllers.set({ name: 'route' }, 1);
+    // R65: a new run (start, or leadership won again) trusts no earlier view of the cloud.
+    this.deps.cache?.invalidate();
     try {
       if (this.watchMode) {
-        await new WatchMode(this.opts, this.deps, this.clock, this.metrics, (t, s) =>
-          this.reconcileOnce(t, s),
+        await new WatchMode(this.opts, this.deps, this.clock, this.metrics, (t, s, src) =>
+          this.reconcileOnce(t, s, src),
         ).run(signal, hardStop);
       } else {
         await runPeriodic(
@@ -148,16 +157,49 @@ export class RouteController {
   }
 }
 
-/** The shared cloud write budget, or undefined when unpaced (qps 0 or absent). */
-function writeLimiter(options: RouteControllerOptions, clock: Clock): RequestRateLimiter | undefined {
-  const qps = options.cloudWriteQPS ?? 0;
-  if (!Number.isFinite(qps) || qps < 0)
-    throw new RouteControllerConfigError(`RouteController: cloudWriteQPS must be >= 0, got ${qps}`);
-  if (qps === 0) return undefined;
-  const burst = options.cloudWriteBurst ?? defaultWriteBurst(qps);
-  if (!Number.isInteger(burst) || burst < 1)
+/**
+ * R68: the shared cloud write pacer, or undefined when unpaced. 'auto' is
+ * adaptive from the provider's documented limit in watch mode only: periodic
+ * mode keeps upstream's behaviour unless a fixed budget is asked for.
+ */
+function writePacer(
+  options: RouteControllerOptions,
+  clock: Clock,
+  metrics: RouteControllerMetrics | undefined,
+): WritePacer | undefined {
+  const qps = options.cloudWriteQPS ?? 'auto';
+  const burstFlag = options.cloudWriteBurst;
+  if (burstFlag !== undefined && burstFlag !== 0 && (!Number.isInteger(burstFlag) || burstFlag < 1))
     throw new RouteControllerConfigError(
-      `RouteController: cloudWriteBurst must be an integer >= 1, got ${burst}`,
+      `RouteController: cloudWriteBurst must be an integer >= 1, got ${burstFlag}`,
     );
-  return new RequestRateLimiter(clock, qps, burst);
+  const onRate = (r: number): void => metrics?.cloudWriteBudget.set(r);
+  if (qps === 'auto') {
+    const limit = options.cloudWriteLimit;
+    if (!(options.watchBasedReconciliation ?? false) || limit === undefined || limit === 'unlimited')
+      return undefined;
+    const budget = budgetForLimit(limit);
+    const burst = burstFlag || budget.burst;
+    return new AdaptiveWritePacer(clock, { qps: budget.qps, burst, adaptive: true, onRate });
+  }
+  if (!Number.isFinite(qps) || qps < 0)
+    throw new RouteControllerConfigError(`RouteController: cloudWriteQPS must be >= 0 or 'auto', got ${qps}`);
+  if (qps === 0) return undefined;
+  const burst = burstFlag || defaultWriteBurst(qps);
+  return new AdaptiveWritePacer(clock, { qps, burst, adaptive: false, onRate });
+}
+
+/**
+ * R65: the route cache of watch mode. It expires after the safety resync
+ * period, or the informer-style one when that is off, so a cache is never
+ * older than the drift bound an operator chose.
+ */
+function routeCache(options: RouteControllerOptions): RouteCache | undefined {
+  if (!(options.watchBasedReconciliation ?? false) || options.dryRun || options.routeCache === false)
+    return undefined;
+  const p = options.routeResyncPeriodMs ?? DEFAULTS.routeResyncPeriodMs;
+  return new RouteCache(
+    p > 0 ? p : (options.minResyncPeriodMs ?? DEFAULTS.minResyncPeriodMs),
+    options.routeTargetKeys,
+  );
 }

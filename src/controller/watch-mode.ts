@@ -1,6 +1,6 @@
 // Watch mode (SPEC §5–6): node events → trigger filter → single-key queue →
-// reconcile, plus retry (R46–R47), safety resync (R49) and informer-style
-// resync (R50).
+// reconcile (against the route cache when it may, R66), plus retry (R46–R47,
+// R70), safety resync (R49) and informer-style resync (R50).
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import { informerResyncMs, resyncDelayMs, retryDelayMs } from '../core/backoff.ts';
 import { nodeUpdateTrigger, type Trigger } from '../core/trigger-filter.ts';
@@ -8,7 +8,7 @@ import { RouteWorkQueue } from '../core/work-queue.ts';
 import { currentNetworkCondition } from '../core/condition.ts';
 import type { NodeEventHandler } from '../core/ports.ts';
 import { DEFAULTS, type RouteControllerOptions } from './options.ts';
-import type { ReconcileDeps, ReconcileReport } from './reconcile.ts';
+import type { ReconcileDeps, ReconcileReport, RouteSource } from './reconcile.ts';
 import { RouteControllerMetrics, type RouteControllerMetrics as Metrics } from './metrics.ts';
 import { cacheMaintenanceHandler } from './periodic-mode.ts';
 
@@ -19,7 +19,11 @@ export class WatchMode {
   private readonly deps: ReconcileDeps;
   private readonly clock: Clock;
   private readonly metrics: Metrics | undefined;
-  private readonly reconcileOnce: (trigger: Trigger, signal: AbortSignal) => Promise<ReconcileReport>;
+  private readonly reconcileOnce: (
+    trigger: Trigger,
+    signal: AbortSignal,
+    source: RouteSource,
+  ) => Promise<ReconcileReport>;
   private readonly queue: RouteWorkQueue;
   private retryTimer: TimerHandle | undefined;
   private resyncTimer: TimerHandle | undefined;
@@ -32,7 +36,7 @@ export class WatchMode {
     deps: ReconcileDeps,
     clock: Clock,
     metrics: Metrics | undefined,
-    reconcileOnce: (trigger: Trigger, signal: AbortSignal) => Promise<ReconcileReport>,
+    reconcileOnce: (trigger: Trigger, signal: AbortSignal, source: RouteSource) => Promise<ReconcileReport>,
   ) {
     this.opts = opts;
     this.deps = deps;
@@ -42,7 +46,7 @@ export class WatchMode {
     this.queue = new RouteWorkQueue(
       clock,
       opts.minReconcileIntervalMs ?? DEFAULTS.minReconcileIntervalMs,
-      (t) => this.process(t),
+      (t, cached) => this.process(t, cached),
       {
         onAdd: (t) => {
           metrics?.queueAdds.inc(Q);
@@ -58,6 +62,11 @@ export class WatchMode {
         },
         onDone: (_t, workMs) => metrics?.workDuration.observe(Q, workMs / 1000),
       },
+      // R66: node changes and condition drift may use a valid cache; periodic and retry always list.
+      (pending) =>
+        deps.cache !== undefined &&
+        [...pending].every((t) => t === 'node_change' || t === 'condition_drift') &&
+        deps.cache.isValid(clock.now()),
     );
     metrics?.setQueueProbe({ runningSeconds: () => this.queue.runningMs() / 1000 });
   }
@@ -114,25 +123,42 @@ export class WatchMode {
     }
   }
 
-  private async process(trigger: Trigger): Promise<void> {
-    const report = await this.reconcileOnce(trigger, this.hardStop);
+  private async process(trigger: Trigger, cached: boolean): Promise<void> {
+    const report = await this.reconcileOnce(trigger, this.hardStop, cached ? 'cache' : 'list');
     if (report.throttleUntil !== undefined) this.queue.setThrottleDeadline(report.throttleUntil);
-    if (report.outcome === 'error') {
+    if (report.handover) {
+      // R67: the cache is gone; a listing reconcile takes over under R44/R47 (R46 if it fails too).
+      this.queue.add('node_change');
+      return;
+    }
+    if (report.outcome === 'error' && report.throttleOnly) {
+      // R70: throttling is no failure to back off from: retry when the cloud and the pacer allow.
+      const wait = Math.max(
+        0,
+        (report.throttleUntil ?? 0) - this.clock.now(),
+        this.deps.writeLimiter?.nextWriteInMs() ?? 0,
+      );
+      this.armRetry(wait);
+    } else if (report.outcome === 'error') {
       this.consecutiveErrors++;
       const delay = retryDelayMs(this.consecutiveErrors, report.failureKinds, this.deps.random);
       if (delay !== undefined) {
         // R47: in watch mode the retry comes after max(dₙ, retryAfterMs).
-        const wait = Math.max(delay, (report.throttleUntil ?? 0) - this.clock.now());
-        this.clock.clearTimeout(this.retryTimer);
-        this.retryTimer = this.clock.setTimeout(() => {
-          this.retryTimer = undefined;
-          this.queue.add('retry');
-        }, wait);
+        this.armRetry(Math.max(delay, (report.throttleUntil ?? 0) - this.clock.now()));
       }
     } else {
       this.consecutiveErrors = 0;
-      this.armSafetyResync();
+      // R49: the resync bounds the age of the last *list*; cached reconciles do not postpone it.
+      if (report.source === 'list') this.armSafetyResync();
     }
+  }
+
+  private armRetry(waitMs: number): void {
+    this.clock.clearTimeout(this.retryTimer);
+    this.retryTimer = this.clock.setTimeout(() => {
+      this.retryTimer = undefined;
+      this.queue.add('retry');
+    }, waitMs);
   }
 
   /** R49: re-armed after each changed/noop reconcile; failures do not cancel it. */

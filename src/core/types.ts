@@ -46,7 +46,8 @@ export interface Routes {
     nameHint: string,
     route: Readonly<Route>,
     opts: CallOptions,
-  ): Promise<void>;
+    // R66: a provider MAY resolve to the created route exactly as listRoutes would list it.
+  ): Promise<void | Route>;
   deleteRoute(clusterName: string, route: Readonly<Route>, opts: CallOptions): Promise<void>;
   /** Optional batch hook (R8): called once per reconcile instead of per-route calls. */
   applyRoutes?(clusterName: string, plan: RoutePlan, opts: CallOptions): Promise<OperationResult[]>;
@@ -56,6 +57,17 @@ export interface CloudProvider {
   readonly name: string;
   /** undefined: the cloud has no route support. */
   routes(): Routes | undefined;
+  /**
+   * R68: the cloud's documented limit for route writes, from which the adaptive
+   * write budget starts; 'unlimited' (or absent): writes are not paced under
+   * --cloud-write-qps=auto.
+   */
+  readonly writeLimit?: { readonly qps: number; readonly burst: number } | 'unlimited';
+  /**
+   * R67: the node fields listRoutes maps a route's target by. A change of one
+   * of them makes the route cache list again. Absent: all of them.
+   */
+  readonly routeTargetKeys?: readonly ('uid' | 'providerID' | 'addresses')[];
 }
 
 /**

@@ -1,7 +1,8 @@
 // The single-key coalescing queue of watch mode (SPEC R43–R45, R48): a pending
 // flag plus pending triggers, one worker. Unlike client-go's token-bucket rate
 // limiter nothing accrues per event: a trigger waits at most until
-// max(lastStart + I, end of the running reconcile, throttle deadline).
+// max(lastListStart + I, end of the running reconcile, throttle deadline), and
+// a reconcile that may run against the route cache (R66) skips the interval.
 import type { Clock, TimerHandle } from './clock.ts';
 import { labelOf, type Trigger } from './trigger-filter.ts';
 
@@ -16,13 +17,15 @@ export interface WorkQueueHooks {
 export class RouteWorkQueue {
   private readonly clock: Clock;
   private readonly minIntervalMs: number;
-  private readonly process: (trigger: Trigger) => Promise<void>;
+  private readonly process: (trigger: Trigger, cached: boolean) => Promise<void>;
   private readonly hooks: WorkQueueHooks;
+  private readonly cacheUsable: (pending: ReadonlySet<Trigger>) => boolean;
   private readonly pending = new Set<Trigger>();
   private pendingSince = 0;
   private running: Promise<void> | undefined;
   private runningSince = 0;
-  private lastStart: number | undefined;
+  /** Start of the last listing reconcile: R44 spaces lists, not cached reconciles. */
+  private lastListStart: number | undefined;
   private throttleUntil = 0;
   private timer: TimerHandle | undefined;
   private timerAt = 0;
@@ -32,13 +35,16 @@ export class RouteWorkQueue {
   constructor(
     clock: Clock,
     minIntervalMs: number,
-    process: (trigger: Trigger) => Promise<void>,
+    process: (trigger: Trigger, cached: boolean) => Promise<void>,
     hooks: WorkQueueHooks = {},
+    /** R66: whether these pending triggers may run against the route cache now. */
+    cacheUsable: (pending: ReadonlySet<Trigger>) => boolean = () => false,
   ) {
     this.clock = clock;
     this.minIntervalMs = minIntervalMs;
     this.process = process;
     this.hooks = hooks;
+    this.cacheUsable = cacheUsable;
   }
 
   /** R45: triggers before start() are held. */
@@ -80,7 +86,10 @@ export class RouteWorkQueue {
   /** When the pending reconcile may start, or undefined if nothing is pending. */
   nextStartAt(): number | undefined {
     if (this.pending.size === 0 || !this.started) return undefined;
-    const earliest = this.lastStart === undefined ? 0 : this.lastStart + this.minIntervalMs;
+    const earliest =
+      this.lastListStart === undefined || this.cacheUsable(this.pending)
+        ? 0
+        : this.lastListStart + this.minIntervalMs;
     return Math.max(this.clock.now(), earliest, this.throttleUntil);
   }
 
@@ -114,12 +123,13 @@ export class RouteWorkQueue {
     }
     // R43: pending state is cleared when the reconcile starts, before it reads the cache.
     const trigger = labelOf(this.pending);
+    const cached = this.cacheUsable(this.pending);
     const queuedMs = this.clock.now() - this.pendingSince;
     this.pending.clear();
-    this.lastStart = this.clock.now();
-    this.runningSince = this.lastStart;
+    this.runningSince = this.clock.now();
+    if (!cached) this.lastListStart = this.runningSince;
     this.hooks.onStart?.(trigger, queuedMs);
-    this.running = this.process(trigger)
+    this.running = this.process(trigger, cached)
       .catch(() => {})
       .finally(() => {
         this.running = undefined;

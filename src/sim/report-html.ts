@@ -5,7 +5,7 @@ import * as vega from 'vega';
 import * as vl from 'vega-lite';
 import type { TopLevelSpec } from 'vega-lite';
 import type { Comparison } from './compare.ts';
-import { describeScenario, describeTimeline, tableRows } from './report.ts';
+import { COLUMN_LABELS, describeScenario, describeTimeline, tableRows } from './report.ts';
 import { OPS, type Mode, type ModeResult } from './run.ts';
 
 export async function renderSVG(spec: TopLevelSpec): Promise<string> {
@@ -19,7 +19,8 @@ export async function renderSVG(spec: TopLevelSpec): Promise<string> {
 
 const OP_LABEL = { list: 'ListRoutes', create: 'CreateRoute', delete: 'DeleteRoute' } as const;
 const OP_COLORS = ['#4c78a8', '#54a24b', '#e45756'];
-const MODE_COLORS = ['#f58518', '#4c78a8'];
+const MODES = ['periodic', 'watch-upstream', 'watch'];
+const MODE_COLORS = ['#f58518', '#9d9d9d', '#4c78a8'];
 
 function callsSpec(r: ModeResult, yMax: number): TopLevelSpec {
   const values = OPS.flatMap((op) =>
@@ -71,7 +72,7 @@ function cumulativeListSpec(runs: readonly ModeResult[]): TopLevelSpec {
     encoding: {
       x: { field: 'minute', type: 'quantitative', title: 'simulated minute' },
       y: { field: 'calls', type: 'quantitative', title: 'ListRoutes calls so far' },
-      color: { field: 'mode', type: 'nominal', scale: { domain: ['periodic', 'watch'], range: MODE_COLORS } },
+      color: { field: 'mode', type: 'nominal', scale: { domain: MODES, range: MODE_COLORS } },
     },
   };
 }
@@ -98,7 +99,7 @@ function latencySpec(runs: readonly ModeResult[]): TopLevelSpec {
         title: 'fraction of joined nodes',
         axis: { format: '%' },
       },
-      color: { field: 'mode', type: 'nominal', scale: { domain: ['periodic', 'watch'], range: MODE_COLORS } },
+      color: { field: 'mode', type: 'nominal', scale: { domain: MODES, range: MODE_COLORS } },
     },
   };
 }
@@ -112,12 +113,13 @@ function figure(id: string, svg: string, caption: string): string {
 }
 
 function tableHTML(c: Comparison): string {
-  const out = ['<table><thead><tr><th></th><th>periodic</th><th>watch</th><th></th></tr></thead><tbody>'];
+  const head = COLUMN_LABELS.map((l) => `<th>${esc(l)}</th>`).join('');
+  const out = [`<table><thead><tr><th></th>${head}<th></th></tr></thead><tbody>`];
   for (const r of tableRows(c)) {
-    if (typeof r === 'string') out.push(`<tr class="group"><th colspan="4">${esc(r)}</th></tr>`);
+    if (typeof r === 'string') out.push(`<tr class="group"><th colspan="5">${esc(r)}</th></tr>`);
     else
       out.push(
-        `<tr><td>${esc(r[0])}</td><td class="n">${esc(r[1])}</td><td class="n">${esc(r[2])}</td><td class="note">${esc(r[3] ?? '')}</td></tr>`,
+        `<tr><td>${esc(r[0])}</td>${[r[1], r[2], r[3]].map((x) => `<td class="n">${esc(x)}</td>`).join('')}<td class="note">${esc(r[4] ?? '')}</td></tr>`,
       );
   }
   out.push('</tbody></table>');
@@ -157,28 +159,33 @@ export async function htmlReport(
       'Periodic mode lists all routes every 10 s whatever happens in the cluster.',
     ),
     figure(
+      'calls-watch-upstream',
+      await renderSVG(callsSpec(runs['watch-upstream'], yMax)),
+      'Watch mode as upstream ships it lists all routes for every node event (at most every 10 s).',
+    ),
+    figure(
       'calls-watch',
       await renderSVG(callsSpec(runs.watch, yMax)),
-      'Watch mode calls the cloud only when a node event (or a retry, or the hourly safety resync) asks for it.',
+      "Watch mode with this project's defaults plans node events against the route cache: writes only, and a list at start, after failures and at the hourly safety resync.",
     ),
     figure(
       'list-cumulative',
-      await renderSVG(cumulativeListSpec([runs.periodic, runs.watch])),
-      'ListRoutes calls so far in both modes.',
+      await renderSVG(cumulativeListSpec([runs.periodic, runs['watch-upstream'], runs.watch])),
+      'ListRoutes calls so far in the three columns.',
     ),
   ];
-  if (runs.periodic.latencies.length + runs.watch.latencies.length > 0)
+  if (Object.values(runs).some((r) => r.latencies.length > 0))
     figures.push(
       figure(
         'latency',
-        await renderSVG(latencySpec([runs.periodic, runs.watch])),
+        await renderSVG(latencySpec([runs.periodic, runs['watch-upstream'], runs.watch])),
         'Each point is one joined node. Nodes that join during the throttling window make the tail.',
       ),
     );
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Route controller simulation: periodic vs watch</title>
+<html lang="en"><head><meta charset="utf-8"><title>Route controller simulation: periodic vs watch (upstream) vs watch (ours)</title>
 <style>${STYLE}</style></head><body>
-<h1>Route controller simulation: periodic vs watch mode</h1>
+<h1>Route controller simulation: periodic, watch as upstream ships it, watch with this project's defaults</h1>
 <p>${esc(describeScenario(c.scenario))}</p>
 <p>${esc(describeTimeline(c))}</p>
 ${tableHTML(c)}

@@ -48,22 +48,38 @@ function secs(s: number | undefined): string {
   return formatDuration(Math.round(s) * 1000);
 }
 
-type Row = readonly [string, string, string, string?];
+/** Label, periodic, watch as upstream ships it, watch with this project's defaults, note. */
+type Row = readonly [string, string, string, string, string?];
+type Cells = [string, string, string];
 
-function latencyRows(label: string, p: LatencyStats | undefined, w: LatencyStats | undefined): Row[] {
+const ORDER = ['periodic', 'watchUpstream', 'watch'] as const;
+export const COLUMN_LABELS = ['periodic', 'watch (upstream)', 'watch (ours)'] as const;
+
+function latencyRows(
+  label: string,
+  c: Comparison,
+  pick: (m: ModeSummary) => LatencyStats | undefined,
+): Row[] {
+  const v = (f: (l: LatencyStats | undefined) => number | undefined): Cells =>
+    ORDER.map((k) => secs(f(pick(c[k])))) as Cells;
   return [
-    [`${label} p50`, secs(p?.p50), secs(w?.p50)],
-    [`${label} p99`, secs(p?.p99), secs(w?.p99)],
-    [`${label} max`, secs(p?.max), secs(w?.max)],
+    [`${label} p50`, ...v((l) => l?.p50)],
+    [`${label} p99`, ...v((l) => l?.p99)],
+    [`${label} max`, ...v((l) => l?.max)],
   ];
 }
 
 function rows(c: Comparison): (Row | string)[] {
   const { periodic: p, watch: w } = c;
-  const n = (f: (m: ModeSummary) => number): [string, string] => [String(f(p)), String(f(w))];
+  const each = (f: (m: ModeSummary) => string): Cells => ORDER.map((k) => f(c[k])) as Cells;
+  const n = (f: (m: ModeSummary) => number): Cells => each((m) => String(f(m)));
   const out: (Row | string)[] = [
     'cloud API calls',
-    ['ListRoutes', ...n((m) => m.calls.list), `${c.listRatio.toFixed(1)}x fewer in watch mode`],
+    [
+      'ListRoutes',
+      ...n((m) => m.calls.list),
+      `${c.listRatio.toFixed(1)}x fewer in watch mode (ours) than periodic`,
+    ],
     ['CreateRoute', ...n((m) => m.calls.create)],
     ['DeleteRoute', ...n((m) => m.calls.delete)],
     ['of which throttled', ...n((m) => m.throttledCalls)],
@@ -72,28 +88,29 @@ function rows(c: Comparison): (Row | string)[] {
     ...TRIGGERS.map((t): Row => [`trigger ${t}`, ...n((m) => m.byTrigger[t])]),
     [
       'changed / noop / error',
-      ...((['periodic', 'watch'] as const).map((k) => {
-        const o = c[k].byOutcome;
-        return `${o.changed}/${o.noop}/${o.error}`;
-      }) as [string, string]),
+      ...each((m) => `${m.byOutcome.changed}/${m.byOutcome.noop}/${m.byOutcome.error}`),
     ],
-    ['heartbeat-caused', '-', String(c.control.heartbeatCaused), `${w.heartbeatsSent} heartbeats ignored`],
+    [
+      'heartbeat-caused',
+      '-',
+      '-',
+      String(c.control.heartbeatCaused),
+      `${w.heartbeatsSent} heartbeats ignored`,
+    ],
     `route-creation latency (${p.latency?.n ?? 0} joins; node created -> route created)`,
-    ...latencyRows('all', p.latency, w.latency),
+    ...latencyRows('all', c, (m) => m.latency),
     ...(p.latencyUnthrottled?.n !== p.latency?.n
       ? [
           [
             'p99 outside throttling window',
-            secs(p.latencyUnthrottled?.p99),
-            secs(w.latencyUnthrottled?.p99),
+            ...each((m) => secs(m.latencyUnthrottled?.p99)),
             `${p.latencyUnthrottled?.n ?? 0} joins`,
           ] as const,
         ]
       : []),
-    ...CAUSES.filter((k) => p.latencyByCause[k] || w.latencyByCause[k]).map((k): Row => [
+    ...CAUSES.filter((k) => ORDER.some((m) => c[m].latencyByCause[k])).map((k): Row => [
       `${k} joins p50 / max`,
-      `${secs(p.latencyByCause[k]?.p50)} / ${secs(p.latencyByCause[k]?.max)}`,
-      `${secs(w.latencyByCause[k]?.p50)} / ${secs(w.latencyByCause[k]?.max)}`,
+      ...each((m) => `${secs(m.latencyByCause[k]?.p50)} / ${secs(m.latencyByCause[k]?.max)}`),
     ]),
     [
       'histogram observations',
@@ -103,25 +120,22 @@ function rows(c: Comparison): (Row | string)[] {
     'drift and retries',
     [
       'route_corrections_total c/d',
-      `${p.corrections.create}/${p.corrections.delete}`,
-      `${w.corrections.create}/${w.corrections.delete}`,
+      ...each((m) => `${m.corrections.create}/${m.corrections.delete}`),
       'periodic mode counts every change',
     ],
     [
       'out-of-band delete repaired',
-      secs(p.oobRepairMs === undefined ? undefined : p.oobRepairMs / 1000),
-      secs(w.oobRepairMs === undefined ? undefined : w.oobRepairMs / 1000),
+      ...each((m) => secs(m.oobRepairMs === undefined ? undefined : m.oobRepairMs / 1000)),
       'after the route vanished',
     ],
-    ['workqueue_retries_total', '-', String(w.retries)],
+    ['workqueue_retries_total', '-', String(c.watchUpstream.retries), String(w.retries)],
     'end state',
-    ['nodes / routes', `${p.final.nodes}/${p.final.routes}`, `${w.final.nodes}/${w.final.routes}`],
+    ['nodes / routes', ...each((m) => `${m.final.nodes}/${m.final.routes}`)],
     [
       'missing / stale / bad cond.',
-      `${p.final.missingRoutes}/${p.final.staleRoutes}/${p.final.badConditions}`,
-      `${w.final.missingRoutes}/${w.final.staleRoutes}/${w.final.badConditions}`,
+      ...each((m) => `${m.final.missingRoutes}/${m.final.staleRoutes}/${m.final.badConditions}`),
     ],
-    ['wall time', `${(p.wallMs / 1000).toFixed(1)}s`, `${(w.wallMs / 1000).toFixed(1)}s`],
+    ['wall time', ...each((m) => `${(m.wallMs / 1000).toFixed(1)}s`)],
   ];
   return out;
 }
@@ -131,12 +145,11 @@ export function textTable(c: Comparison): string {
   const all = rows(c);
   const body = all.filter((r): r is Row => typeof r !== 'string');
   const w0 = Math.max(30, ...body.map((r) => r[0].length));
-  const w1 = Math.max(10, ...body.map((r) => r[1].length));
-  const w2 = Math.max(10, ...body.map((r) => r[2].length));
-  const line = (a: string, b: string, d: string, note = ''): string =>
-    `  ${a.padEnd(w0)}  ${b.padStart(w1)}  ${d.padStart(w2)}${note ? `   ${note}` : ''}`.trimEnd();
-  const out = [line('', 'periodic', 'watch')];
-  for (const r of all) out.push(typeof r === 'string' ? r : line(r[0], r[1], r[2], r[3]));
+  const w = [1, 2, 3].map((i) => Math.max(16, ...body.map((r) => (r[i] ?? '').length)));
+  const line = (a: string, cells: readonly string[], note = ''): string =>
+    `  ${a.padEnd(w0)}${cells.map((x, i) => `  ${x.padStart(w[i]!)}`).join('')}${note ? `   ${note}` : ''}`.trimEnd();
+  const out = [line('', COLUMN_LABELS)];
+  for (const r of all) out.push(typeof r === 'string' ? r : line(r[0], [r[1], r[2], r[3]], r[4]));
   return out.join('\n');
 }
 

@@ -23,7 +23,8 @@ import {
 } from './scenario.ts';
 import { collectMetrics, finalState, type FinalState, type MetricTotals } from './observe.ts';
 
-export type Mode = 'periodic' | 'watch';
+/** `watch-upstream`: watch mode as upstream ships it (no route cache, unpaced); `watch`: this project's defaults. */
+export type Mode = 'periodic' | 'watch-upstream' | 'watch';
 export const OPS = ['list', 'create', 'delete'] as const;
 export type Op = (typeof OPS)[number];
 
@@ -34,6 +35,8 @@ export interface ReconcileRecord {
   readonly outcome: ReconcileReport['outcome'];
   readonly created: number;
   readonly deleted: number;
+  /** R67: a cached reconcile that handed over to a listing one. */
+  readonly handover: boolean;
 }
 
 export interface LatencySample {
@@ -163,7 +166,14 @@ export async function runMode(
     registry,
     clusterName: CLUSTER_NAME,
     clusterCIDRs: [CLUSTER_CIDR],
-    watchBasedReconciliation: o.mode === 'watch',
+    watchBasedReconciliation: o.mode !== 'periodic',
+    // As the memory provider declares them (R67, R68); upstream-shaped watch mode turns both features off.
+    cloudWriteLimit:
+      s.cloudWriteRatePerSec > 0
+        ? { qps: s.cloudWriteRatePerSec, burst: 2 * s.cloudWriteRatePerSec }
+        : 'unlimited',
+    routeTargetKeys: ['uid'],
+    ...(o.mode === 'watch-upstream' ? { routeCache: false, cloudWriteQPS: 0 } : {}),
     // The daemon's defaults (SPEC §7.1, R10).
     routeReconciliationPeriodMs: 10_000,
     minReconcileIntervalMs: 10_000,
@@ -177,6 +187,7 @@ export async function runMode(
         outcome: r.outcome,
         created: r.created,
         deleted: r.deleted,
+        handover: r.handover,
       });
     },
   });

@@ -41,7 +41,7 @@ describe('simulator: small default-shaped scenario (50 nodes, 1h)', () => {
 
   it('reports every claim; all but the latency claim hold whatever the seed', async () => {
     const { comparison: c } = await smallRun();
-    assert.equal(c.checks.length, 5);
+    assert.equal(c.checks.length, 6);
     // The latency tail is made by the joins during the throttling window, where
     // watch mode's exponential retry (R46) competes with periodic's 10 s tick:
     // seed-dependent, so only reported (see docs/simulator.md).
@@ -63,7 +63,7 @@ describe('simulator: small default-shaped scenario (50 nodes, 1h)', () => {
     const { comparison: c, timeline } = await smallRun();
     const joins = timeline.filter((e) => e.kind === 'join').length;
     const leaves = timeline.filter((e) => e.kind === 'leave').length;
-    for (const f of [c.periodic.final, c.watch.final]) {
+    for (const f of [c.periodic.final, c.watchUpstream.final, c.watch.final]) {
       assert.equal(f.nodes, small.nodes + joins - leaves);
       assert.equal(f.routes, f.nodes);
       assert.equal(f.missingRoutes, 0);
@@ -79,8 +79,8 @@ describe('simulator: small default-shaped scenario (50 nodes, 1h)', () => {
   it('prints a side-by-side table and PASS/FAIL checks', async () => {
     const { comparison: c } = await smallRun();
     const table = textTable(c);
-    assert.match(table, /^\s+periodic\s+watch$/m);
-    assert.match(table, /ListRoutes\s+360\s+\d+\s+[\d.]+x fewer/);
+    assert.match(table, /^\s+periodic\s+watch \(upstream\)\s+watch \(ours\)$/m);
+    assert.match(table, /ListRoutes\s+360\s+\d+\s+\d+\s+[\d.]+x fewer/);
     assert.match(table, /all p99/);
     assert.match(table, /workqueue_retries_total/);
     assert.match(checksText(c), /^ {2}PASS {2}no reconcile is caused by a heartbeat/m);
@@ -89,7 +89,7 @@ describe('simulator: small default-shaped scenario (50 nodes, 1h)', () => {
   it('writes a self-contained HTML report with an SVG chart per mode', async () => {
     const sim = await smallRun();
     const html = await htmlReport(sim.comparison, sim.runs, sim.wallMs);
-    for (const id of ['calls-periodic', 'calls-watch', 'list-cumulative', 'latency'])
+    for (const id of ['calls-periodic', 'calls-watch-upstream', 'calls-watch', 'list-cumulative', 'latency'])
       assert.match(html, new RegExp(`<figure id="${id}"><svg[^>]*>`), id);
     assert.match(html, /periodic mode: cloud API calls per simulated minute/);
     assert.match(html, /watch mode: cloud API calls per simulated minute/);
@@ -162,7 +162,7 @@ describe('simulator: timeline', () => {
     assert.equal(percentile(v, 0.99), 99);
     assert.equal(percentile([7], 0.99), 7);
     const r = (at: number, trigger: 'node_change' | 'retry') =>
-      ({ at, trigger, outcome: 'noop', created: 0, deleted: 0 }) as const;
+      ({ at, trigger, outcome: 'noop', created: 0, deleted: 0, handover: false }) as const;
     assert.equal(unmatchedReconciles([r(0, 'node_change'), r(5, 'retry')], [r(0, 'node_change')]), 1);
     assert.equal(unmatchedReconciles([r(0, 'node_change')], [r(0, 'node_change'), r(5, 'retry')]), 0);
   });

@@ -1,5 +1,6 @@
-// Both modes through one scenario, plus the watch-mode control run without
-// heartbeats, then the comparison.
+// Periodic mode, watch mode as upstream ships it and watch mode with this
+// project's defaults through one scenario, plus the watch-mode control run
+// without heartbeats, then the comparison.
 import { compare, type Comparison } from './compare.ts';
 import { runMode, type Mode, type ModeResult, type Progress } from './run.ts';
 import { buildTimeline, type Scenario, type SimEvent } from './scenario.ts';
@@ -26,6 +27,11 @@ export async function simulate(s: Scenario, o: SimulateOptions = {}): Promise<Si
     mode: 'periodic',
     ...(o.onProgress ? { onProgress: o.onProgress } : {}),
   });
+  o.onRun?.('watch-upstream');
+  const watchUpstream = await runMode(s, timeline, {
+    mode: 'watch-upstream',
+    ...(o.onProgress ? { onProgress: o.onProgress } : {}),
+  });
   o.onRun?.('watch');
   const watch = await runMode(s, timeline, {
     mode: 'watch',
@@ -34,8 +40,8 @@ export async function simulate(s: Scenario, o: SimulateOptions = {}): Promise<Si
   o.onRun?.('watch-control');
   const control = await runMode(s, timeline, { mode: 'watch', heartbeats: false });
   return {
-    comparison: compare(s, timeline, periodic, watch, control),
-    runs: { periodic, watch },
+    comparison: compare(s, timeline, periodic, watch, control, watchUpstream),
+    runs: { periodic, 'watch-upstream': watchUpstream, watch },
     control,
     timeline,
     wallMs: performance.now() - start,

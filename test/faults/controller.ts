@@ -19,6 +19,7 @@ import {
 } from '../../src/kube/index.ts';
 import { CLUSTER_CIDRS } from '../integration/kube-helpers.ts';
 import type { AuditedMemoryRoutes } from './support.ts';
+import { testRandom } from '../support/seed.ts';
 
 /** Keeps the last `limit` lines and counts every level; `v(n)` up to `verbosity`. */
 export class RingLogger implements Logger {
@@ -103,7 +104,13 @@ export function startFaultController(o: FaultControllerOptions): FaultController
   });
   const logger = o.logger ?? new RingLogger();
   const metrics = new RouteControllerMetrics(new Registry());
-  const informer = new NodeInformer({ client, logger, metrics, ...o.informer });
+  const informer = new NodeInformer({
+    client,
+    logger,
+    metrics,
+    random: testRandom('informer'),
+    ...o.informer,
+  });
   const recorder = new KubeEventRecorder({ client, logger, retryDelayMs: 500 });
   const reports: ReconcileReport[] = [];
   const controller = new RouteController({
@@ -119,6 +126,9 @@ export function startFaultController(o: FaultControllerOptions): FaultController
     minReconcileIntervalMs: 200,
     routeReconciliationPeriodMs: 500,
     routeResyncPeriodMs: 0,
+    // ROUTE_CACHE=false runs the suite with the watch-mode route cache off (R65–R67).
+    routeCache: process.env['ROUTE_CACHE'] !== 'false',
+    random: testRandom('controller'),
     onReconcile: (r) => {
       reports.push(r);
       if (reports.length > 10_000) reports.splice(0, 5_000);

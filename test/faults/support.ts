@@ -25,12 +25,23 @@ import {
   type NodeView,
   type RouteEntry,
 } from './invariants.ts';
+import { testRandom } from '../support/seed.ts';
 
 /**
  * MemoryRoutes whose every call, once settled, lands in `log` as the daemon's
  * call log would write it. (MemoryRoutes.calls holds calls still in flight with
  * a provisional outcome, which an incremental checker must not read.)
  */
+/**
+ * A `random` for MemoryRoutes.failFraction(1 / n) that fails exactly every
+ * n-th call: "some faults happened" then holds by construction, whatever the
+ * timing of the real apiserver makes the call count.
+ */
+export function everyNth(n: number): () => number {
+  let i = 0;
+  return () => (++i % n === 0 ? 0 : 0.999);
+}
+
 export class AuditedMemoryRoutes extends MemoryRoutes {
   log: CloudCall[] = [];
   /** A cloud's own refusals (e.g. no IPv6): an Error to throw for this call, or undefined. */
@@ -38,7 +49,7 @@ export class AuditedMemoryRoutes extends MemoryRoutes {
   private hangs: { ops: Set<string>; remaining: number }[] = [];
 
   constructor(opts: MemoryRoutesOptions = {}) {
-    super(opts);
+    super({ random: testRandom('cloud'), ...opts });
   }
 
   /**

@@ -145,8 +145,12 @@ describe('aws provider against moto', motoSkip(), () => {
   test('idempotent: create twice is one route, deleting a missing route succeeds', async () => {
     const f = await fixture(1);
     const routes = provider(nodesFor(f));
-    await routes.createRoute(CLUSTER, 'uid', want('node-0', '10.244.0.0/24'), opts());
-    await routes.createRoute(CLUSTER, 'uid', want('node-0', '10.244.0.0/24'), opts());
+    const first = await routes.createRoute(CLUSTER, 'uid', want('node-0', '10.244.0.0/24'), opts());
+    const again = await routes.createRoute(CLUSTER, 'uid', want('node-0', '10.244.0.0/24'), opts());
+    // R66: both return the route exactly as listRoutes reports it.
+    const listed = await routes.listRoutes(CLUSTER, opts());
+    assert.deepEqual(first, listed[0]);
+    assert.deepEqual(again, listed[0]);
     const cluster = (await tableRoutes(ec2, f.tableId)).filter(
       (r) => r.DestinationCidrBlock === '10.244.0.0/24',
     );

@@ -1,13 +1,14 @@
 /**
  * The RouteController on the src/kube adapters against a real kube-apiserver,
  * running as a normal user bound only to deploy/rbac.yaml, with an in-memory
- * cloud. The functional cases run in both modes (periodic and watch).
+ * cloud. The functional cases run in periodic mode and in watch mode with and without the route cache.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MemoryRoutes } from '../../src/cloud/memory/memory-routes.ts';
 import { apiRequest, requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
 import type { ControlPlane } from '../support/controlplane.ts';
+import { testRandom } from '../support/seed.ts';
 import {
   Admin,
   internalIP,
@@ -20,8 +21,13 @@ import {
 
 const enabled = testenvBinaries() !== undefined;
 
-for (const watch of [false, true]) {
-  const mode = watch ? 'watch' : 'periodic';
+// Watch mode runs with the defaults (route cache and pacing on) and with the route cache off.
+for (const { watch, routeCache } of [
+  { watch: false, routeCache: true },
+  { watch: true, routeCache: true },
+  { watch: true, routeCache: false },
+]) {
+  const mode = watch ? (routeCache ? 'watch' : 'watch, --route-cache=false') : 'periodic';
   describe(`route controller on a real apiserver (${mode} mode)`, { timeout: 150_000 }, () => {
     let cp: ControlPlane | undefined;
     let admin: Admin;
@@ -33,8 +39,8 @@ for (const watch of [false, true]) {
       cp = await startControlPlane();
       admin = new Admin(cp.adminKubeconfig);
       const kubeconfig = await setupControllerUser(cp);
-      cloud = new MemoryRoutes();
-      rc = startController({ kubeconfig, watch, cloud });
+      cloud = new MemoryRoutes({ random: testRandom('cloud') });
+      rc = startController({ kubeconfig, watch, cloud, controller: { routeCache } });
     });
 
     after(async () => {

@@ -19,6 +19,7 @@ import { createKubeClient } from '../../src/kube/kubeconfig.ts';
 import { NodeInformer, type NodeInformerOptions } from '../../src/kube/node-informer.ts';
 import { KubeNodeStatusWriter } from '../../src/kube/node-status-writer.ts';
 import { apiRequest, type ControlPlane } from '../support/controlplane.ts';
+import { testRandom } from '../support/seed.ts';
 
 export const CONTROLLER_USER = 'route-controller-ts';
 const RBAC_FILE = path.resolve(import.meta.dirname, '..', '..', 'deploy', 'rbac.yaml');
@@ -225,8 +226,14 @@ export function startController(o: StartOptions): RunningController {
   const logger = new MemoryLogger(4);
   const registry = new Registry();
   const metrics = new RouteControllerMetrics(registry);
-  const cloud = o.cloud ?? new MemoryRoutes();
-  const informer = new NodeInformer({ client, logger, metrics, ...o.informer });
+  const cloud = o.cloud ?? new MemoryRoutes({ random: testRandom('cloud') });
+  const informer = new NodeInformer({
+    client,
+    logger,
+    metrics,
+    random: testRandom('informer'),
+    ...o.informer,
+  });
   const recorder = new KubeEventRecorder({ client, logger, retryDelayMs: 500 });
   const reports: ReconcileReport[] = [];
   const controller = new RouteController({
@@ -242,6 +249,7 @@ export function startController(o: StartOptions): RunningController {
     minReconcileIntervalMs: 200,
     routeReconciliationPeriodMs: 500,
     routeResyncPeriodMs: 0,
+    random: testRandom('controller'),
     onReconcile: (r) => reports.push(r),
     ...o.controller,
   });

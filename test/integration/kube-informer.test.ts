@@ -13,6 +13,7 @@ import { NodeInformer } from '../../src/kube/node-informer.ts';
 import { kubeNodeListWatch, type NodeListWatch } from '../../src/kube/node-transport.ts';
 import { apiRequest, requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
 import type { ControlPlane } from '../support/controlplane.ts';
+import { testRandom } from '../support/seed.ts';
 import {
   Admin,
   internalIP,
@@ -91,7 +92,7 @@ describe('node informer on a real apiserver (watch cache on)', { timeout: 150_00
     test(`${mode} mode: apiserver stopped and restarted mid-run`, { timeout: 60_000 }, async (t) => {
       if (!enabled || cp === undefined) return void requireTestenv(t);
       const p = `${mode[0]}`;
-      const cloud = new MemoryRoutes();
+      const cloud = new MemoryRoutes({ random: testRandom('cloud') });
       const rc = startController({
         kubeconfig,
         watch,
@@ -246,7 +247,7 @@ describe('node informer with the watch cache off: 410 Gone', { timeout: 120_000 
     { timeout: 60_000 },
     async (t) => {
       if (!enabled || cp === undefined) return void requireTestenv(t);
-      const cloud = new MemoryRoutes();
+      const cloud = new MemoryRoutes({ random: testRandom('cloud') });
       const rc = startController({ kubeconfig, watch: true, cloud });
       const h = handlerLog();
       rc.informer.addEventHandler(h.handler);

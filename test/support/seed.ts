@@ -1,32 +1,24 @@
-// One seed per test for every random choice it makes: TEST_SEED replays a run;
-// otherwise a fresh seed each run, so repeated runs explore and a failure
-// names the seed that reproduces it.
-import { randomInt } from 'node:crypto';
-import type { TestContext } from 'node:test';
+// One seed for every random choice of the real-component suites (SPEC §9:
+// deterministic tests). TEST_SEED replays a run; the seed is printed once per
+// test process, so a failure's output carries it.
 import { seededRandom } from '../../src/core/random.ts';
 
-export interface TestSeed {
-  readonly seed: number;
-  readonly random: () => number;
-}
+const DEFAULT_SEED = 20261203;
 
-/** TEST_SEED if set (an unsigned 32-bit integer), else a fresh one. */
-export function pickSeed(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env['TEST_SEED'];
-  if (raw === undefined || raw === '') return randomInt(2 ** 32);
+function readSeed(): number {
+  const raw = process.env['TEST_SEED'];
+  if (raw === undefined || raw.trim() === '') return DEFAULT_SEED;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n >= 2 ** 32)
-    throw new RangeError(`TEST_SEED must be an integer in 0..4294967295, got ${JSON.stringify(raw)}`);
+  if (!Number.isSafeInteger(n)) throw new Error(`TEST_SEED must be an integer, got "${raw}"`);
   return n;
 }
 
-/**
- * The test's seed and a generator drawn from it. The seed goes into the
- * test's diagnostics, which the spec and TAP reporters print with the test's
- * result (so with its failure); scripts/flake-hunt.sh collects them.
- */
-export function testSeed(t: TestContext): TestSeed {
-  const seed = pickSeed();
-  t.diagnostic(`seed ${seed} (replay: TEST_SEED=${seed})`);
-  return { seed, random: seededRandom(seed) };
+export const TEST_SEED = readSeed();
+process.stdout.write(`# test seed ${TEST_SEED} (replay with TEST_SEED=${TEST_SEED})\n`);
+
+/** An independent stream per label, so adding a draw in one place does not shift the others. */
+export function testRandom(label: string): () => number {
+  let h = 2166136261;
+  for (const ch of label) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
+  return seededRandom((TEST_SEED ^ h) >>> 0);
 }

@@ -96,10 +96,16 @@ export class AwsRoutes implements Routes {
     _nameHint: string,
     route: Readonly<Route>,
     opts: CallOptions,
-  ): Promise<void> {
+  ): Promise<Route> {
     throwIfAborted(opts.signal);
     const destination = destinationOf(route.destinationCIDR);
     const instanceId = this.instanceOf(route.targetNode);
+    // R66: the route as listRoutes will report it, for the controller's route cache.
+    const listed = toRoute(
+      clusterName,
+      { ...destination, InstanceId: instanceId, State: 'active' },
+      new Map([[instanceId, route.targetNode]]),
+    )!;
     const tableId = await this.routeTableId(clusterName, opts);
     if (this.config.disableSrcDstCheck ?? true) await this.disableSourceDestCheck(instanceId, opts);
 
@@ -110,7 +116,7 @@ export class AwsRoutes implements Routes {
         new CreateRouteCommand({ RouteTableId: tableId, InstanceId: instanceId, ...destination }),
         { abortSignal: opts.signal },
       );
-      return;
+      return listed;
     } catch (err) {
       if (awsErrorCode(err) !== 'RouteAlreadyExists' || opts.signal.aborted) {
         throw toRouteError(err, what, opts.signal);
@@ -122,7 +128,7 @@ export class AwsRoutes implements Routes {
     if (existing === undefined) {
       throw new ConflictError(`${what}: route was reported to exist but is gone; it changed concurrently`);
     }
-    if (existing.InstanceId === instanceId) return;
+    if (existing.InstanceId === instanceId) return listed;
     const gateway = gatewayTarget(existing);
     if (gateway !== undefined) {
       // Replacing a gateway route with a pod route could cut the VPC off; a person decides.
@@ -136,6 +142,7 @@ export class AwsRoutes implements Routes {
         { abortSignal: opts.signal },
       ),
     );
+    return listed;
   }
 
   async deleteRoute(clusterName: string, route: Readonly<Route>, opts: CallOptions): Promise<void> {

@@ -33,7 +33,7 @@ describe('HcloudRoutes: list, create, delete', () => {
 
   it('creates a route and polls its action until success', async (t) => {
     const { fake, routes } = await setup(t, { actionDurationMs: 30 });
-    await routes.createRoute('c', 'uid-1', route('node-1', '10.244.1.0/24'), callOpts());
+    const created = await routes.createRoute('c', 'uid-1', route('node-1', '10.244.1.0/24'), callOpts());
     assert.deepEqual(fake.routes(NET), [{ destination: '10.244.1.0/24', gateway: '10.0.1.1' }]);
     assert.deepEqual(paths(fake, 'POST'), [`/v1/networks/${NET}/actions/add_route`]);
     assert.ok(paths(fake, 'GET').some((p) => p.startsWith('/v1/actions/')));
@@ -42,6 +42,7 @@ describe('HcloudRoutes: list, create, delete', () => {
       listed.map((r) => [r.destinationCIDR, r.targetNode]),
       [['10.244.1.0/24', 'node-1']],
     );
+    assert.deepEqual(created, listed[0], 'R66: createRoute returns the route as listRoutes lists it');
   });
 
   it('createRoute is idempotent: same destination and gateway is success without a mutation (R2)', async (t) => {

@@ -37,7 +37,16 @@ export function buildHcloudProvider(
     pollIntervalMs: opts.pollIntervalMs,
   });
   const routes = new HcloudRoutes({ client, network: cfg.network, nodes });
-  return { name: 'hcloud', routes: () => routes };
+  // Hetzner Cloud refills 3 600 requests per hour and project at 1 per second; a
+  // route write costs about three (the action, then polling it), and the
+  // project's other clients (CCM, CSI) share the bucket, so the burst stays small.
+  // listRoutes maps a gateway to its server, and the server to the node by providerID.
+  return {
+    name: 'hcloud',
+    routes: () => routes,
+    writeLimit: { qps: 1 / 3, burst: 10 },
+    routeTargetKeys: ['uid', 'providerID'],
+  };
 }
 
 export const hcloudProviderFactory: CloudProviderFactory = (config, nodes) =>

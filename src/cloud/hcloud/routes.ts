@@ -126,7 +126,7 @@ export class HcloudRoutes implements Routes {
     _nameHint: string,
     route: Readonly<Route>,
     opts: CallOptions,
-  ): Promise<void> {
+  ): Promise<Route> {
     const { signal } = opts;
     throwIfAborted(signal);
     const destination = canonicalIPv4Cidr(route.destinationCIDR);
@@ -165,6 +165,15 @@ export class HcloudRoutes implements Routes {
         signal,
       );
     });
+    // R66: as listRoutes reports it; its name carries the gateway deleteRoute checks.
+    return {
+      name: routeName({ destination, gateway }),
+      targetNode: route.targetNode,
+      targetNodeAddresses: [],
+      enableNodeAddresses: false,
+      destinationCIDR: destination,
+      blackhole: false,
+    };
   }
 
   async deleteRoute(_clusterName: string, route: Readonly<Route>, opts: CallOptions): Promise<void> {

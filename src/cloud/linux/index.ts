@@ -17,5 +17,12 @@ export const linuxProviderFactory: CloudProviderFactory = (
   nodes: NodeLister,
 ): CloudProvider => {
   const routes = new LinuxRoutes(parseLinuxConfig(config), nodes);
-  return { name: LINUX_PROVIDER_NAME, routes: () => routes };
+  // The kernel has no write limit worth pacing for.
+  // listRoutes maps a next hop to the node with that InternalIP.
+  return {
+    name: LINUX_PROVIDER_NAME,
+    routes: () => routes,
+    writeLimit: 'unlimited',
+    routeTargetKeys: ['uid', 'addresses'],
+  };
 };

@@ -151,7 +151,7 @@ class FileBackedRoutes implements Routes {
     nameHint: string,
     route: Readonly<Route>,
     opts: CallOptions,
-  ): Promise<void> {
+  ): Promise<Route> {
     return this.serial(
       'create',
       { destinationCIDR: route.destinationCIDR, targetNode: route.targetNode },
@@ -188,5 +188,10 @@ export const memoryProviderFactory: CloudProviderFactory = (config): CloudProvid
     throw new PermanentError((err as Error).message);
   }
   const routes = buildMemoryRoutes(cfg);
-  return { name: 'memory', routes: () => routes };
+  // R68: the configured write limit is the one the adaptive budget starts from.
+  const writeLimit = cfg.writeRateLimit
+    ? { qps: cfg.writeRateLimit.ratePerSec, burst: cfg.writeRateLimit.burst }
+    : ('unlimited' as const);
+  // Routes name their target node: only a re-created node (new UID) may differ.
+  return { name: 'memory', routes: () => routes, writeLimit, routeTargetKeys: ['uid'] };
 };

@@ -151,17 +151,22 @@ export class MemoryRoutes implements Routes {
 
   async listRoutes(clusterName: string, opts: CallOptions): Promise<Route[]> {
     await this.enter('list', clusterName, opts, {});
-    const report = this.opts.reportNodeAddresses ?? false;
     return [...this.table.values()]
       .filter((r) => r.clusterName === undefined || r.clusterName === clusterName)
-      .map((r) => ({
-        name: r.name,
-        targetNode: r.targetNode,
-        targetNodeAddresses: report ? [...r.targetNodeAddresses] : [],
-        enableNodeAddresses: report,
-        destinationCIDR: r.destinationCIDR,
-        blackhole: r.blackhole,
-      }));
+      .map((r) => this.listed(r));
+  }
+
+  /** A stored route as listRoutes reports it. */
+  private listed(r: StoredRoute): Route {
+    const report = this.opts.reportNodeAddresses ?? false;
+    return {
+      name: r.name,
+      targetNode: r.targetNode,
+      targetNodeAddresses: report ? [...r.targetNodeAddresses] : [],
+      enableNodeAddresses: report,
+      destinationCIDR: r.destinationCIDR,
+      blackhole: r.blackhole,
+    };
   }
 
   async createRoute(
@@ -169,7 +174,7 @@ export class MemoryRoutes implements Routes {
     nameHint: string,
     route: Readonly<Route>,
     opts: CallOptions,
-  ): Promise<void> {
+  ): Promise<Route> {
     const rec = await this.enter('create', clusterName, opts, {
       destinationCIDR: route.destinationCIDR,
       targetNode: route.targetNode,
@@ -179,11 +184,12 @@ export class MemoryRoutes implements Routes {
     if (key === undefined)
       throw failed(rec, new RetryableError(`invalid destination ${route.destinationCIDR}`));
     const existing = this.table.get(key);
-    if (existing && existing.targetNode === route.targetNode && !existing.blackhole) return; // R2
+    if (existing && existing.targetNode === route.targetNode && !existing.blackhole)
+      return this.listed(existing); // R2
     if (!existing && this.quota !== undefined && this.table.size >= this.quota) {
       throw failed(rec, new QuotaExceededError(`route limit of ${this.quota} reached`));
     }
-    this.table.set(key, {
+    const stored: StoredRoute = {
       // Unique per (node, CIDR): the hint alone collides under dual-stack (R2).
       name: `${clusterName}-${nameHint}-${key}`,
       clusterName,
@@ -191,7 +197,10 @@ export class MemoryRoutes implements Routes {
       targetNodeAddresses: [...route.targetNodeAddresses],
       destinationCIDR: route.destinationCIDR,
       blackhole: false,
-    });
+    };
+    this.table.set(key, stored);
+    // R66: the route as listRoutes will report it, so the route cache holds the listed copy.
+    return this.listed(stored);
   }
 
   async deleteRoute(clusterName: string, route: Readonly<Route>, opts: CallOptions): Promise<void> {
