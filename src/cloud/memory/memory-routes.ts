@@ -12,6 +12,7 @@ import {
   throwIfAborted,
 } from '../../core/errors.ts';
 import type { CallOptions, NodeAddress, Route, Routes } from '../../core/types.ts';
+import { seededRandom } from '../../core/random.ts';
 import { TokenBucket } from './token-bucket.ts';
 
 export type MemoryOperation = 'list' | 'create' | 'delete';
@@ -49,6 +50,10 @@ export interface MemoryRoutesOptions {
   readonly quota?: number;
   /** Whether listRoutes reports target addresses (enableNodeAddresses). */
   readonly reportNodeAddresses?: boolean;
+  /**
+   * Draws for failFraction. The default is a fixed-seed sequence, not
+   * Math.random, so a fault run without an explicit source still replays.
+   */
   readonly random?: () => number;
 }
 
@@ -80,7 +85,7 @@ export class MemoryRoutes implements Routes {
   constructor(opts: MemoryRoutesOptions = {}) {
     this.opts = opts;
     this.clock = opts.clock ?? new RealClock();
-    this.random = opts.random ?? Math.random;
+    this.random = opts.random ?? seededRandom(1);
     this.quota = opts.quota;
     this.bucket =
       opts.rateLimit && new TokenBucket(this.clock, opts.rateLimit.ratePerSec, opts.rateLimit.burst);
