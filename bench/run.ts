@@ -22,6 +22,7 @@ import { settleSession } from './scenarios/settle.ts';
 import { shippedScenario } from './scenarios/shipped-run.ts';
 import { burstVirtual, idleHourVirtual } from './scenarios/virtual.ts';
 import { churnHourVirtual } from './scenarios/churn.ts';
+import { churnRealSession } from './scenarios/churn-real.ts';
 import { testenvBinaries } from '../test/support/controlplane.ts';
 
 const SCENARIOS = Object.keys(SCENARIO_FIELDS) as Scenario[];
@@ -136,6 +137,14 @@ async function virtualScenarios(): Promise<void> {
 }
 
 async function realScenarios(c: BenchCluster, variants: readonly Variant[]): Promise<void> {
+  if (only.has('churn-real') && cfg.churnReal && cfg.churnVirtual) {
+    const peers = variants.filter((v) => ['ts-watch', 'ts-watch-legacy', 'go-watch'].includes(v.id));
+    log(
+      `churn hour compressed into ${cfg.churnReal.windowMs / 1000} s, real time: ${cfg.churnReal.nodes} nodes, ${peers.map((v) => v.id).join(', ')}`,
+    );
+    results.churnReal = await churnRealSession(c, peers, cfg.churnVirtual, cfg.churnReal, logDir);
+    save();
+  }
   if (only.has('idle')) {
     log(`idle, real time: ${cfg.idle.nodes} routed nodes, all variants at once`);
     const cluster = await routedCluster(c, cfg.idle.nodes, logDir);
@@ -260,7 +269,7 @@ function merged(base: Results): Results {
 async function main(): Promise<void> {
   log(`suite ${cfg.name}, ${cfg.reps} repetition(s), output ${outDir}`);
   await virtualScenarios();
-  const wantsReal = ['idle', 'burst', 'failure', 'settle', 'process', 'shipped'].some((s) =>
+  const wantsReal = ['idle', 'burst', 'failure', 'settle', 'process', 'shipped', 'churn-real'].some((s) =>
     only.has(s as Scenario),
   );
   if (wantsReal) {

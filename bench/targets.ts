@@ -120,7 +120,7 @@ export function evaluateTargets(r: Results): TargetResult[] {
       )
         .filter((x) => x !== cw)
         .map((x) => `${x.label} ${x.calls.list} ListRoutes`)
-        .join(', ')}`,
+        .join(', ')}${realChurn(r)}`,
       pass:
         cw.calls.list <= 2 &&
         cw.calls.create === cw.required.create &&
@@ -194,4 +194,12 @@ export function evaluateTargets(r: Results): TargetResult[] {
   }
   out.push(...shippedTargets(r));
   return out;
+}
+
+/** The churn target's real-time part: every peer's ListRoutes in the compressed run. */
+function realChurn(r: Results): string {
+  const runs = r.churnReal ?? [];
+  if (runs.length === 0) return '';
+  const label = (id: string): string => r.meta.variants[id] ?? id;
+  return `; hour compressed into ${runs[0]!.windowS} s against the real apiserver: ${runs.map((x) => `${label(x.variant)} ${x.calls.list}`).join(', ')} ListRoutes`;
 }

@@ -3,6 +3,7 @@
 import type { BurstConfig, FailureConfig, IdleConfig } from '../scenarios/realtime.ts';
 import type { SettleConfig } from '../scenarios/settle.ts';
 import type { ChurnConfig } from '../scenarios/churn.ts';
+import type { ChurnRealConfig } from '../scenarios/churn-real.ts';
 import type { ShippedConfig } from '../scenarios/shipped-run.ts';
 
 export interface SuiteConfig {
@@ -19,6 +20,7 @@ export interface SuiteConfig {
   readonly burst: BurstConfig;
   /** Absent in configs recorded before the churn hour existed. */
   readonly churnVirtual?: ChurnConfig;
+  readonly churnReal?: ChurnRealConfig;
   readonly failure: FailureConfig;
   /** undefined: skipped (the quick suite has no time for it). */
   readonly settle: SettleConfig | undefined;
@@ -58,6 +60,7 @@ export const FULL: SuiteConfig = {
     singlesWaitMs: 30_000,
   },
   churnVirtual: CHURN_HOUR,
+  churnReal: { nodes: 1000, windowMs: 600_000, latency: '20ms', writeRate: 20 },
   failure: { nodes: 100, failForMs: 60_000, latency: '20ms', recoveryTimeoutMs: 120_000 },
   settle: {
     nodes: 200,
@@ -103,6 +106,7 @@ export const QUICK: SuiteConfig = {
     singlesWaitMs: 12_000,
   },
   churnVirtual: CHURN_HOUR,
+  churnReal: { nodes: 100, windowMs: 30_000, latency: '20ms', writeRate: 20 },
   failure: { nodes: 20, failForMs: 6000, latency: '20ms', recoveryTimeoutMs: 12_000 },
   settle: undefined,
   idle: { nodes: 200, warmupMs: 8000, windowMs: 15_000, heartbeatMs: 10_000 },

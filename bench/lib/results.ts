@@ -5,6 +5,7 @@ import type { MemoryRow, ProcessCostRow } from '../scenarios/process.ts';
 import type { CostRow, ProfileEntry } from '../scenarios/reconcile-cost.ts';
 import type { BurstVirtualResult, IdleVirtualResult } from '../scenarios/virtual.ts';
 import type { ChurnVirtualResult } from '../scenarios/churn.ts';
+import type { ChurnRealRun } from '../scenarios/churn-real.ts';
 import type { ShippedResults } from '../scenarios/shipped.ts';
 import type { SuiteConfig } from './config.ts';
 import type { MachineInfo, Versions } from './machine.ts';
@@ -38,6 +39,8 @@ export interface Results {
   burstVirtual: BurstVirtualResult[];
   /** Absent in runs before the churn hour existed. */
   churnVirtual?: ChurnVirtualResult[];
+  /** The churn hour compressed into a real-time window, with the upstream peer. */
+  churnReal?: ChurnRealRun[];
   idleReal: IdleRun[];
   burst: BurstRun[];
   failure: FailureRun[];
@@ -57,6 +60,7 @@ export const SCENARIO_FIELDS = {
   'idle-virtual': ['idleVirtual'],
   'burst-virtual': ['burstVirtual'],
   'churn-virtual': ['churnVirtual'],
+  'churn-real': ['churnReal'],
   cost: ['reconcileCost', 'profile'],
   idle: ['idleReal'],
   burst: ['burst'],
