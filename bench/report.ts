@@ -45,7 +45,7 @@ function machineSection(r: Results): string {
     ...Object.entries(r.meta.skipped).map(([k, why]) => `- **Skipped ${k}:** ${why}`),
     ...(r.meta.merges ?? []).map(
       (m) =>
-        `- **Re-measured** ${m.scenarios.join(', ')} in a later invocation (\`--merge\`) started ${m.startedAt}, wall time ${fmt(m.wallS / 60, 1)} min${m.loadAvg1m ? `, load average median ${fmt(m.loadAvg1m.median, 2)}` : ''}, TS peers' Node flags ${m.tsNodeFlags?.length ? m.tsNodeFlags.map((f) => `\`${f}\``).join(' ') : 'none'}; those sections come from it.`,
+        `- **Re-measured** ${m.scenarios.join(', ')} in a later invocation (\`--merge\`${m.reps === undefined ? '' : `, ${m.reps} repetition(s)`}) started ${m.startedAt}, wall time ${fmt(m.wallS / 60, 1)} min${m.loadAvg1m ? `, load average median ${fmt(m.loadAvg1m.median, 2)}` : ''}, TS peers' Node flags ${m.tsNodeFlags?.length ? m.tsNodeFlags.map((f) => `\`${f}\``).join(' ') : 'none'}; those sections come from it.`,
     ),
   ].join('\n');
 }

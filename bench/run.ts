@@ -10,7 +10,7 @@ import { startBenchCluster, type BenchCluster } from './lib/apiserver.ts';
 import { FULL, QUICK, type SuiteConfig } from './lib/config.ts';
 import { machineInfo, versions } from './lib/machine.ts';
 import { upstreamBinary, VARIANTS, type Variant } from './lib/peers.ts';
-import { SCENARIO_FIELDS, type Results } from './lib/results.ts';
+import { mergedConfig, SCENARIO_FIELDS, type Results } from './lib/results.ts';
 import { spread } from './lib/stats.ts';
 import { missingNodeFlags } from '../bin/node-flags.js';
 import { compileTsPeer } from './lib/build-ts.ts';
@@ -249,13 +249,14 @@ function merged(base: Results): Results {
   const r = out as unknown as Results;
   r.meta = {
     ...base.meta,
-    // The re-measured scenarios ran with this run's configuration and variants.
-    config: results.meta.config,
+    // The re-measured scenarios' configuration is this run's; the others keep the base run's.
+    config: mergedConfig(base.meta.config, results.meta.config, only),
     variants: { ...base.meta.variants, ...results.meta.variants },
     merges: [
       ...(base.meta.merges ?? []),
       {
         scenarios: [...only],
+        reps: cfg.reps,
         tsNodeFlags: results.meta.tsNodeFlags ?? [],
         startedAt: results.meta.startedAt,
         wallS: results.meta.wallS ?? 0,

@@ -29,6 +29,8 @@ export interface Results {
     /** Scenarios re-measured by a later `--merge` invocation, which replaced their results. */
     merges?: {
       scenarios: string[];
+      /** Repetitions of the timed real-apiserver runs in the merge (absent: the base run's). */
+      reps?: number;
       tsNodeFlags?: string[];
       startedAt: string;
       wallS: number;
@@ -69,3 +71,29 @@ export const SCENARIO_FIELDS = {
   process: ['memory', 'processCost', 'informerMemory'],
   shipped: ['shipped'],
 } as const satisfies Record<string, readonly (keyof Results)[]>;
+
+/** The configuration sections each scenario reads. */
+const CONFIG_FIELDS: Record<keyof typeof SCENARIO_FIELDS, readonly (keyof SuiteConfig)[]> = {
+  'idle-virtual': ['idleVirtual'],
+  'burst-virtual': ['burstVirtual'],
+  'churn-virtual': ['churnVirtual'],
+  'churn-real': ['churnVirtual', 'churnReal'],
+  cost: ['cost'],
+  idle: ['idle'],
+  burst: ['burst'],
+  failure: ['failure'],
+  settle: ['settle'],
+  process: ['process'],
+  shipped: ['shipped'],
+};
+
+/** The base run's configuration with the sections of the re-measured scenarios replaced (its reps stay). */
+export function mergedConfig(
+  base: SuiteConfig,
+  run: SuiteConfig,
+  scenarios: Iterable<keyof typeof SCENARIO_FIELDS>,
+): SuiteConfig {
+  const out: Record<string, unknown> = { ...base };
+  for (const s of scenarios) for (const k of CONFIG_FIELDS[s]) out[k] = run[k];
+  return out as unknown as SuiteConfig;
+}
