@@ -388,11 +388,11 @@ describe('AwsRoutes aborts (R4)', () => {
     });
     t.after(() => client.destroy());
     const controller = new AbortController();
-    const started = Date.now();
     setTimeout(() => controller.abort(), 100);
+    // The server holds every request and never answers: the rejection itself shows the abort
+    // ended the call (without it the call would hang until the test's timeout).
     await assert.rejects(new AwsRoutes(client, {}, NODES).listRoutes('k', opts(controller.signal)), {
       name: 'AbortError',
     });
-    assert.ok(Date.now() - started < 5000, 'rejected promptly');
   });
 });

