@@ -152,7 +152,10 @@ describe('bad input: cloud routes (SPEC §8)', { timeout: 300_000 }, () => {
           .slice(n)
           .filter((c) => c.op === 'list' && c.start > calls[0]!.start && c.start < calls[1]!.start);
         assert.deepEqual(lists, [], 'one reconcile');
-        assert.ok(rc.reports.some((r) => r.deleted === 1 && r.created === 1));
+        // The reconcile reports after its condition patches, which may come after the create.
+        await waitFor('the reconcile that replaced the route reported', 10_000, () =>
+          rc.reports.some((r) => r.deleted === 1 && r.created === 1),
+        );
       });
     },
   );
