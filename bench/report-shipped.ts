@@ -2,6 +2,12 @@
 import { fmt, ratio, table } from './lib/format.ts';
 import type { Results } from './lib/results.ts';
 
+function label(kind: string): string {
+  if (kind === 'go') return 'upstream (Go peer)';
+  if (kind === 'floor') return 'Node.js floor (no dependencies)';
+  return `\`--cloud-provider ${kind}\``;
+}
+
 export function shippedSection(r: Results): string {
   const s = r.shipped;
   if (s === undefined) return '';
@@ -13,7 +19,7 @@ export function shippedSection(r: Results): string {
       .map((k) => s.memory.find((x) => x.kind === k && x.nodes === n))
       .filter((x) => x !== undefined)
       .map((m) => [
-        m.kind === 'go' ? 'upstream (Go peer)' : `\`--cloud-provider ${m.kind}\``,
+        label(m.kind),
         n.toLocaleString('en-US'),
         fmt(m.startMB),
         fmt(m.syncedMB),
@@ -25,14 +31,14 @@ export function shippedSection(r: Results): string {
   return [
     `## The shipped executable (resident memory, idle CPU)`,
     ``,
-    `\`bin/cloud-route-controller.js run\` from the packed tarball installed with npm (dist/, the executable's own V8 flags), leader election on, metrics and health servers on, watch mode, against the real kube-apiserver; realistic dual-stack nodes with routes and conditions preset. MB resident (/proc VmRSS); "start" is one second after launch, before the cache lists.`,
+    `\`bin/cloud-route-controller.js run\` from the packed tarball installed with npm (dist/, the executable's own V8 flags), leader election on, metrics and health servers on, watch mode, against the real kube-apiserver; realistic IPv4 nodes with routes and conditions preset in each cloud (\`memory\`: a state file; \`linux\`: a router network namespace; \`hcloud\`: the API fake; \`aws\`: moto). MB resident (/proc VmRSS); "start" is one second after launch, before the cache lists. The Node.js floor is bench/peer/node-floor.mjs: no dependencies, a LIST and WATCH of nodes over TLS with a client certificate, an HTTP and an HTTPS server, the daemon's V8 flags; what any Node.js implementation pays before its own code.`,
     ``,
     table(['Process', 'Nodes', 'Start MB', 'After sync MB', 'After one reconcile MB', 'vs upstream'], rows),
     ``,
     table(
       ['Idle, heartbeating nodes', 'Nodes', 'Window s', 'Heartbeats', 'CPU s/h', 'RSS MB'],
       s.idle.map((x) => [
-        x.kind === 'go' ? 'upstream (Go peer)' : `\`--cloud-provider ${x.kind}\``,
+        label(x.kind),
         x.nodes.toLocaleString('en-US'),
         fmt(x.windowS, 0),
         String(x.heartbeats),

@@ -10,6 +10,8 @@ export interface NodeOptions {
   readonly routed?: boolean;
   /** Kubelet-like bulk (images, managedFields, nodeInfo); off for tiny objects. */
   readonly realistic?: boolean;
+  /** spec.providerID of node i, as the cloud node controller sets it (default: a made-up EC2 ID). */
+  readonly providerID?: (i: number) => string;
 }
 
 export const CLUSTER_CIDR_V4 = '10.0.0.0/8';
@@ -27,6 +29,15 @@ export function podCIDRv6(i: number): string {
 
 export function nodeName(prefix: string, i: number): string {
   return `${prefix}-${String(i).padStart(5, '0')}`;
+}
+
+/**
+ * Node i's InternalIP, inside 172.16.0.0/12 and never its network address
+ * (a next hop in the `linux` and `hcloud` set-ups).
+ */
+export function nodeIP(i: number): string {
+  const n = i + 1;
+  return `172.${16 + ((n >> 16) & 15)}.${(n >> 8) & 255}.${n & 255}`;
 }
 
 export function podCIDRs(i: number, dualStack: boolean): string[] {
@@ -182,7 +193,7 @@ export function makeNode(prefix: string, i: number, opts: NodeOptions = {}): Rec
   const name = nodeName(prefix, i);
   const cidrs = podCIDRs(i, opts.dualStack ?? false);
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  const ip = `172.${16 + ((i >> 16) & 15)}.${(i >> 8) & 255}.${i & 255}`;
+  const ip = nodeIP(i);
   const conditions: object[] = [];
   if (opts.routed === true) {
     conditions.push(
@@ -259,7 +270,11 @@ export function makeNode(prefix: string, i: number, opts: NodeOptions = {}): Rec
     apiVersion: 'v1',
     kind: 'Node',
     metadata,
-    spec: { podCIDR: cidrs[0], podCIDRs: cidrs, providerID: `aws:///eu-central-1a/i-${hex(i, 17)}` },
+    spec: {
+      podCIDR: cidrs[0],
+      podCIDRs: cidrs,
+      providerID: opts.providerID?.(i) ?? `aws:///eu-central-1a/i-${hex(i, 17)}`,
+    },
     status,
   };
 }

@@ -46,7 +46,11 @@ export function importPeakMB(install: ShippedInstall, specifier: string): number
     [
       '--input-type=module',
       '-e',
-      `await import(${JSON.stringify(specifier)}); process.stdout.write(String(process.resourceUsage().maxRSS));`,
+      // VmHWM, not resourceUsage().maxRSS: Linux carries ru_maxrss over exec, so a child of
+      // this (larger) process would report the parent's resident size.
+      `await import(${JSON.stringify(specifier)}); const fs = await import('node:fs'); ` +
+        `const m = /VmHWM:\\s+(\\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8')); ` +
+        `process.stdout.write(String(m ? Number(m[1]) : process.resourceUsage().maxRSS));`,
     ],
     { cwd: install.dir, encoding: 'utf8' },
   );

@@ -254,11 +254,15 @@ export async function routedCluster(
   c: BenchCluster,
   n: number,
   dir: string,
-  opts: { dualStack?: boolean } = {},
+  opts: { dualStack?: boolean; providerID?: (i: number) => string } = {},
 ): Promise<{ preload: string; names: string[] }> {
   await c.admin.deleteAllNodes();
   const manifests = Array.from({ length: n }, (_, i) =>
-    makeNode('idle', i, { routed: true, dualStack: opts.dualStack ?? false }),
+    makeNode('idle', i, {
+      routed: true,
+      dualStack: opts.dualStack ?? false,
+      ...(opts.providerID ? { providerID: opts.providerID } : {}),
+    }),
   );
   const made = await c.admin.createNodes(manifests, 0, 24);
   const pre: { cidr: string; node: string; hint: string }[] = [];

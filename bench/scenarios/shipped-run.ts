@@ -1,21 +1,19 @@
 // The `shipped` scenario as bench/run.ts calls it: install the packed tarball,
 // measure the library's import, then the daemons and the Go peer per size,
-// then the idle hour. Providers whose cloud is missing here are skipped with
-// the reason.
+// then the idle hour. Providers whose cloud is missing here (no moto, no
+// network namespaces) are skipped with the reason.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { BenchCluster } from '../lib/apiserver.ts';
 import { importPeakMB, installShipped } from '../lib/shipped-install.ts';
 import {
-  memoryProvider,
   shippedIdleSession,
   shippedKubeconfig,
   shippedMemorySession,
-  type ProviderFactory,
   type ShippedIdleConfig,
-  type ShippedKind,
   type ShippedResults,
 } from './shipped.ts';
+import { availableProviders } from './shipped-providers.ts';
 
 export interface ShippedConfig {
   readonly nodes: readonly number[];
@@ -48,9 +46,8 @@ export async function shippedScenario(
   };
   try {
     for (const s of SPECIFIERS) results.libraryImportMB[s] = importPeakMB(install, s);
-    const providers = new Map<ShippedKind, ProviderFactory>([['memory', memoryProvider]]);
-    for (const k of ['linux', 'hcloud', 'aws'] as const)
-      results.skipped[k] = 'not yet measured by this scenario';
+    const { providers, skipped } = await availableProviders();
+    Object.assign(results.skipped, skipped);
     if (!opts.withGo)
       results.skipped['go'] = 'upstream peer missing: run `bash scripts/bench-build-upstream.sh`';
     const kubeconfig = await shippedKubeconfig(c);

@@ -1,26 +1,32 @@
 // The shipped executable against the real kube-apiserver: the packed tarball
 // installed with npm, `bin/cloud-route-controller.js run` with leader election,
-// both servers and watch mode, for each provider at N realistic dual-stack
-// nodes (routes and conditions preset, so nothing is written). Resident
+// both servers and watch mode, for each provider at N realistic
+// IPv4 nodes (routes and conditions preset, so nothing is written). Resident
 // memory after the cache synced (/readyz) and after the first reconcile
 // (/metrics), next to upstream's Go peer on the same nodes in the same run;
 // then CPU per hour of both while every node heartbeats.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { BenchCluster } from '../lib/apiserver.ts';
-import { Daemon } from '../lib/daemon.ts';
-import { CLUSTER_CIDR_V4, CLUSTER_CIDR_V6 } from '../lib/nodes.ts';
+import { spawn } from 'node:child_process';
+import { DAEMON_NODE_FLAGS } from '../../bin/node-flags.js';
+import { loadKubeConnection } from '../../src/kube/kubeconfig.ts';
+import { Daemon, rssMB } from '../lib/daemon.ts';
+import { CLUSTER_CIDR_V4 } from '../lib/nodes.ts';
 import { startPeer, type Variant } from '../lib/peers.ts';
 import type { ShippedInstall } from '../lib/shipped-install.ts';
 import { routedCluster } from './realtime.ts';
+import { memoryProvider, type ProviderFactory } from './shipped-providers.ts';
 
+const FLOOR_SCRIPT = path.join(import.meta.dirname, '..', 'peer', 'node-floor.mjs');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export const SHIPPED_USER = 'route-controller-shipped';
 const FEATURE_GATE = '--feature-gates=CloudControllerManagerWatchBasedRoutesReconciliation=true';
 const GO_WATCH: Variant = { id: 'go-watch', kind: 'go', watch: true, label: 'upstream' };
 
-export type ShippedKind = 'memory' | 'linux' | 'hcloud' | 'aws' | 'go';
+/** `floor`: bench/peer/node-floor.mjs, a dependency-free Node program doing the same I/O. */
+export type ShippedKind = 'memory' | 'linux' | 'hcloud' | 'aws' | 'go' | 'floor';
 
 export interface ShippedMemoryRow {
   readonly kind: ShippedKind;
@@ -84,42 +90,6 @@ export async function shippedKubeconfig(c: BenchCluster): Promise<string> {
   return c.cp.userKubeconfig(SHIPPED_USER);
 }
 
-/** What one provider needs: its flags, given the preset routes; `close` tears its cloud down. */
-export interface ProviderSetup {
-  readonly args: string[];
-  readonly env?: NodeJS.ProcessEnv;
-  close(): Promise<void>;
-}
-
-export type ProviderFactory = (
-  preset: readonly { cidr: string; node: string }[],
-  dir: string,
-) => Promise<ProviderSetup>;
-
-/** `memory`: the preset routes in a state file. */
-export const memoryProvider: ProviderFactory = (preset, dir) => {
-  const state = path.join(dir, 'memory-state.json');
-  fs.writeFileSync(
-    state,
-    JSON.stringify(
-      preset.map((r) => ({
-        name: '',
-        clusterName: 'kubernetes',
-        targetNode: r.node,
-        targetNodeAddresses: [],
-        destinationCIDR: r.cidr,
-        blackhole: false,
-      })),
-    ),
-  );
-  const config = path.join(dir, 'memory.yaml');
-  fs.writeFileSync(config, `stateFile: ${JSON.stringify(state)}\n`);
-  return Promise.resolve({
-    args: ['--cloud-provider=memory', `--cloud-config=${config}`],
-    close: () => Promise.resolve(),
-  });
-};
-
 export interface ShippedSessionOptions {
   readonly install: ShippedInstall;
   readonly kubeconfig: string;
@@ -133,7 +103,7 @@ export interface ShippedSessionOptions {
 function daemonArgs(kubeconfig: string, name: string): string[] {
   return [
     `--kubeconfig=${kubeconfig}`,
-    `--cluster-cidr=${CLUSTER_CIDR_V4},${CLUSTER_CIDR_V6}`,
+    `--cluster-cidr=${CLUSTER_CIDR_V4}`,
     FEATURE_GATE,
     '--leader-elect=true',
     `--leader-elect-resource-name=${name}`,
@@ -146,40 +116,43 @@ export async function shippedMemorySession(
   nodes: number,
   o: ShippedSessionOptions,
 ): Promise<ShippedMemoryRow[]> {
-  const cluster = await routedCluster(c, nodes, o.dataDir, { dualStack: true });
-  const preset = (
-    JSON.parse(fs.readFileSync(cluster.preload, 'utf8')) as { cidr: string; node: string }[]
-  ).map((r) => ({ cidr: r.cidr, node: r.node }));
   const rows: ShippedMemoryRow[] = [];
   for (const [kind, provider] of o.providers) {
     const dir = fs.mkdtempSync(path.join(o.dataDir, `${kind}-`));
-    const setup = await provider(preset, dir);
-    const d = await Daemon.start(
-      o.install.bin,
-      [...daemonArgs(o.kubeconfig, `shipped-${kind}-${nodes}`), ...setup.args],
-      path.join(o.logDir, `shipped-${kind}-${nodes}.log`),
-      setup.env,
-    );
+    const setup = await provider(nodes, dir);
     try {
-      await sleep(1000);
-      const startMB = d.rssMB();
-      const t0 = Date.now();
-      await d.synced(300_000);
-      const syncS = (Date.now() - t0) / 1000;
-      await sleep(o.settleMs);
-      const syncedMB = d.rssMB();
-      await d.reconciled(1, 300_000);
-      await sleep(o.settleMs);
-      rows.push({ kind, nodes, startMB, syncedMB, reconciledMB: d.rssMB(), syncS });
+      // Nodes as this cloud's node controller would leave them (its provider IDs).
+      await routedCluster(c, nodes, dir, setup.providerID ? { providerID: setup.providerID } : {});
+      const d = await Daemon.start(
+        o.install.bin,
+        [...daemonArgs(o.kubeconfig, `shipped-${kind}-${nodes}`), ...setup.args],
+        path.join(o.logDir, `shipped-${kind}-${nodes}.log`),
+        setup.env,
+      );
+      try {
+        await sleep(1000);
+        const startMB = d.rssMB();
+        const t0 = Date.now();
+        await d.synced(300_000);
+        const syncS = (Date.now() - t0) / 1000;
+        await sleep(o.settleMs);
+        const syncedMB = d.rssMB();
+        await d.reconciled(1, 300_000);
+        await sleep(o.settleMs);
+        rows.push({ kind, nodes, startMB, syncedMB, reconciledMB: d.rssMB(), syncS });
+      } finally {
+        await d.stop();
+      }
     } finally {
-      await d.stop();
       await setup.close();
     }
   }
+  const cluster = await routedCluster(c, nodes, o.dataDir);
+  rows.push(await floorRow(o, nodes));
   if (o.withGo) {
     const p = startPeer(GO_WATCH, {
       kubeconfig: c.goKubeconfig,
-      clusterCIDRs: [CLUSTER_CIDR_V4, CLUSTER_CIDR_V6],
+      clusterCIDRs: [CLUSTER_CIDR_V4],
       latency: '0',
       preload: cluster.preload,
       reportInterval: '500ms',
@@ -211,6 +184,46 @@ export async function shippedMemorySession(
   return rows;
 }
 
+/** The Node.js floor at `nodes` (the cluster as it is): resident memory after its LIST, and again later. */
+async function floorRow(o: ShippedSessionOptions, nodes: number): Promise<ShippedMemoryRow> {
+  const conn = loadKubeConnection({ kubeconfig: o.kubeconfig });
+  const dir = fs.mkdtempSync(path.join(o.dataDir, 'floor-'));
+  const pem = (name: string, data: Buffer | undefined): string => {
+    if (data === undefined) throw new Error(`the shipped kubeconfig has no ${name}`);
+    fs.writeFileSync(path.join(dir, name), data);
+    return path.join(dir, name);
+  };
+  // The executable's own V8 flags, so that the difference is code, not heap sizing.
+  const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, FLOOR_SCRIPT], {
+    env: {
+      ...process.env,
+      FLOOR_SERVER: conn.server,
+      FLOOR_CA: pem('ca.pem', conn.ca),
+      FLOOR_CERT: pem('cert.pem', conn.cert),
+      FLOOR_KEY: pem('key.pem', conn.key),
+    },
+    stdio: ['ignore', 'pipe', fs.openSync(path.join(o.logDir, `shipped-floor-${nodes}.log`), 'w')],
+  });
+  try {
+    await sleep(1000);
+    const startMB = rssMB(child.pid!);
+    const t0 = Date.now();
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (d: Buffer) => {
+        if (d.toString().startsWith('synced')) resolve();
+      });
+      child.on('exit', (code) => reject(new Error(`node-floor exited (${code}) before its LIST`)));
+    });
+    const syncS = (Date.now() - t0) / 1000;
+    await sleep(o.settleMs);
+    const syncedMB = rssMB(child.pid!);
+    await sleep(o.settleMs);
+    return { kind: 'floor', nodes, startMB, syncedMB, reconciledMB: rssMB(child.pid!), syncS };
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
 export interface ShippedIdleConfig {
   readonly nodes: number;
   readonly warmupMs: number;
@@ -228,12 +241,9 @@ export async function shippedIdleSession(
   cfg: ShippedIdleConfig,
   o: ShippedSessionOptions,
 ): Promise<ShippedIdleRow[]> {
-  const cluster = await routedCluster(c, cfg.nodes, o.dataDir, { dualStack: true });
-  const preset = (
-    JSON.parse(fs.readFileSync(cluster.preload, 'utf8')) as { cidr: string; node: string }[]
-  ).map((r) => ({ cidr: r.cidr, node: r.node }));
+  const cluster = await routedCluster(c, cfg.nodes, o.dataDir);
   const dir = fs.mkdtempSync(path.join(o.dataDir, 'idle-'));
-  const setup = await memoryProvider(preset, dir);
+  const setup = await memoryProvider(cfg.nodes, dir);
   const d = await Daemon.start(
     o.install.bin,
     [...daemonArgs(o.kubeconfig, 'shipped-idle'), ...setup.args],
@@ -242,7 +252,7 @@ export async function shippedIdleSession(
   const p = o.withGo
     ? startPeer(GO_WATCH, {
         kubeconfig: c.goKubeconfig,
-        clusterCIDRs: [CLUSTER_CIDR_V4, CLUSTER_CIDR_V6],
+        clusterCIDRs: [CLUSTER_CIDR_V4],
         latency: '0',
         preload: cluster.preload,
         reportInterval: '1s',

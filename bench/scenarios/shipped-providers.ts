@@ -1,0 +1,216 @@
+// The clouds behind the shipped daemons: each factory presets the routes of
+// `n` routed nodes (node i: `idle-<i>`, pod CIDR podCIDRv4(i), InternalIP
+// nodeIP(i)) in a real or faithful cloud, and gives the daemon's flags and the
+// provider IDs its nodes must carry. IPv4 only: Hetzner routes are IPv4-only,
+// and the `linux` router's next hops are the nodes' IPv4 InternalIPs.
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import {
+  CreateRouteCommand,
+  CreateRouteTableCommand,
+  CreateSubnetCommand,
+  CreateVpcCommand,
+  EC2Client,
+  RunInstancesCommand,
+} from '@aws-sdk/client-ec2';
+import { HcloudFake } from '../../test/support/hcloud-fake.ts';
+import { motoServerPath, startMoto } from '../../test/support/moto.ts';
+import { netnsSupport } from '../../test/support/netns.ts';
+import { nodeIP, nodeName, podCIDRv4 } from '../lib/nodes.ts';
+
+const run = promisify(execFile);
+
+/** What one provider needs: its flags and environment; `close` tears its cloud down. */
+export interface ProviderSetup {
+  readonly args: string[];
+  readonly env?: NodeJS.ProcessEnv;
+  /** spec.providerID of node i (the plug-in maps routes to nodes through it). */
+  readonly providerID?: (i: number) => string;
+  close(): Promise<void>;
+}
+
+/** Presets the routes of nodes 0..n-1 in a fresh cloud under `dir`. */
+export type ProviderFactory = (n: number, dir: string) => Promise<ProviderSetup>;
+
+const indexes = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+
+/** Runs `fn` over `items` with at most `limit` at a time. */
+async function pool<T>(items: readonly T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** `memory`: the preset routes in a state file. */
+export const memoryProvider: ProviderFactory = (n, dir) => {
+  const state = path.join(dir, 'memory-state.json');
+  fs.writeFileSync(
+    state,
+    JSON.stringify(
+      indexes(n).map((i) => ({
+        name: '',
+        clusterName: 'kubernetes',
+        targetNode: nodeName('idle', i),
+        targetNodeAddresses: [],
+        destinationCIDR: podCIDRv4(i),
+        blackhole: false,
+      })),
+    ),
+  );
+  const config = path.join(dir, 'memory.yaml');
+  fs.writeFileSync(config, `stateFile: ${JSON.stringify(state)}\n`);
+  return Promise.resolve({
+    args: ['--cloud-provider=memory', `--cloud-config=${config}`],
+    close: () => Promise.resolve(),
+  });
+};
+
+const HCLOUD_NETWORK = 1;
+const hcloudServerId = (i: number): number => 1000 + i;
+
+/** `hcloud` against the stateful API fake: one network, one server per node, its routes. */
+export const hcloudProvider: ProviderFactory = async (n, dir) => {
+  // Far above what a daemon spends here, so the fake never throttles a measurement.
+  const fake = await HcloudFake.start({ rateLimit: 1_000_000, routeLimit: Math.max(100, n) });
+  fake.addNetwork({
+    id: HCLOUD_NETWORK,
+    name: 'bench',
+    ipRange: '172.16.0.0/12',
+    routes: indexes(n).map((i) => ({ destination: podCIDRv4(i), gateway: nodeIP(i) })),
+  });
+  for (const i of indexes(n))
+    fake.addServer({
+      id: hcloudServerId(i),
+      name: nodeName('idle', i),
+      privateNet: [{ network: HCLOUD_NETWORK, ip: nodeIP(i) }],
+    });
+  const config = path.join(dir, 'hcloud.yaml');
+  fs.writeFileSync(config, `network: ${HCLOUD_NETWORK}\nendpoint: ${fake.endpoint}\n`);
+  return {
+    args: ['--cloud-provider=hcloud', `--cloud-config=${config}`],
+    env: { ...process.env, HCLOUD_TOKEN: fake.token },
+    providerID: (i) => `hcloud://${hcloudServerId(i)}`,
+    close: () => fake.close(),
+  };
+};
+
+const ROUTER_ADDRESS = '172.31.255.254/12';
+
+/**
+ * `linux` on a router namespace: a veth link puts every node's InternalIP on
+ * a connected network, and the pod routes (protocol 200) are preset with one
+ * `ip -batch`.
+ */
+export const linuxProvider: ProviderFactory = async (n, dir) => {
+  const ns = `crc-bench-${process.pid}-${n}`;
+  await run('ip', ['netns', 'add', ns]);
+  const close = async (): Promise<void> => {
+    await run('ip', ['netns', 'del', ns]);
+  };
+  try {
+    // A veth pair rather than a dummy link: containers' kernels often lack the dummy module.
+    await run('ip', ['-n', ns, 'link', 'add', 'pods0', 'type', 'veth', 'peer', 'name', 'pods1']);
+    await run('ip', ['-n', ns, 'addr', 'add', ROUTER_ADDRESS, 'dev', 'pods0']);
+    await run('ip', ['-n', ns, 'link', 'set', 'pods1', 'up']);
+    await run('ip', ['-n', ns, 'link', 'set', 'pods0', 'up']);
+    const batch = path.join(dir, 'routes.batch');
+    fs.writeFileSync(
+      batch,
+      indexes(n)
+        .map((i) => `route add ${podCIDRv4(i)} via ${nodeIP(i)} table main proto 200\n`)
+        .join(''),
+    );
+    if (n > 0) await run('ip', ['-n', ns, '-batch', batch]);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  const config = path.join(dir, 'linux.yaml');
+  fs.writeFileSync(config, `netns: ${ns}\n`);
+  return { args: ['--cloud-provider=linux', `--cloud-config=${config}`], close };
+};
+
+const AWS_ZONE = 'us-east-1a';
+
+/**
+ * `aws` against moto: a VPC outside the cluster CIDR, one instance per node and
+ * a route table holding the pod routes to them.
+ */
+export const awsProvider: ProviderFactory = async (n, dir) => {
+  const moto = await startMoto();
+  try {
+    const ec2 = new EC2Client({
+      region: 'us-east-1',
+      endpoint: moto.endpoint,
+      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+    });
+    const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '192.168.0.0/16' }));
+    const vpcId = vpc.Vpc!.VpcId!;
+    const subnet = await ec2.send(
+      new CreateSubnetCommand({ VpcId: vpcId, CidrBlock: '192.168.0.0/17', AvailabilityZone: AWS_ZONE }),
+    );
+    const table = await ec2.send(new CreateRouteTableCommand({ VpcId: vpcId }));
+    const tableId = table.RouteTable!.RouteTableId!;
+    const ids: string[] = [];
+    for (let left = n; left > 0; left -= 500) {
+      const count = Math.min(500, left);
+      const out = await ec2.send(
+        new RunInstancesCommand({
+          ImageId: 'ami-12345678',
+          MinCount: count,
+          MaxCount: count,
+          SubnetId: subnet.Subnet!.SubnetId!,
+        }),
+      );
+      ids.push(...out.Instances!.map((x) => x.InstanceId!));
+    }
+    await pool(indexes(n), 8, async (i) => {
+      await ec2.send(
+        new CreateRouteCommand({
+          RouteTableId: tableId,
+          DestinationCidrBlock: podCIDRv4(i),
+          InstanceId: ids[i]!,
+        }),
+      );
+    });
+    ec2.destroy();
+    const config = path.join(dir, 'aws.yaml');
+    fs.writeFileSync(config, `region: us-east-1\nrouteTableId: ${tableId}\nendpoint: ${moto.endpoint}\n`);
+    return {
+      args: ['--cloud-provider=aws', `--cloud-config=${config}`],
+      env: {
+        ...process.env,
+        AWS_ACCESS_KEY_ID: 'testing',
+        AWS_SECRET_ACCESS_KEY: 'testing',
+        AWS_EC2_METADATA_DISABLED: 'true',
+      },
+      providerID: (i) => `aws:///${AWS_ZONE}/${ids[i]!}`,
+      close: () => moto.stop(),
+    };
+  } catch (err) {
+    await moto.stop();
+    throw err;
+  }
+};
+
+/** Every provider this machine can run, and why the others are left out. */
+export async function availableProviders(): Promise<{
+  providers: Map<'memory' | 'linux' | 'hcloud' | 'aws', ProviderFactory>;
+  skipped: Record<string, string>;
+}> {
+  const providers = new Map<'memory' | 'linux' | 'hcloud' | 'aws', ProviderFactory>([
+    ['memory', memoryProvider],
+  ]);
+  const skipped: Record<string, string> = {};
+  const netns = await netnsSupport();
+  if (netns.ok) providers.set('linux', linuxProvider);
+  else skipped['linux'] = `network namespaces unavailable: ${netns.reason}`;
+  providers.set('hcloud', hcloudProvider);
+  if (motoServerPath() !== undefined) providers.set('aws', awsProvider);
+  else skipped['aws'] = 'moto missing: run `bash scripts/moto.sh install`';
+  return { providers, skipped };
+}
