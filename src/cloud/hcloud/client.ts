@@ -1,4 +1,4 @@
-// A small typed fetch client for the parts of the public Hetzner Cloud API the
+// A small typed HTTP client for the parts of the public Hetzner Cloud API the
 // route plug-in needs (https://docs.hetzner.cloud). It translates HTTP and API
 // error codes into the typed errors of SPEC §2.3 and never retries or sleeps
 // on throttling/conflict (R6); the only waits are between action polls.
@@ -21,8 +21,9 @@ import {
   ResponseShapeError,
 } from './api.ts';
 import type { ApiAction, ApiNetwork, ApiRoute, ApiServer, ApiServerPage } from './api.ts';
+import { httpFetch, type FetchLike, type FetchResponse } from './http-fetch.ts';
 
-export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+export type { FetchLike, FetchResponse } from './http-fetch.ts';
 
 export interface HcloudClientOptions {
   /** API base URL, e.g. https://api.hetzner.cloud/v1 (no trailing slash). */
@@ -107,7 +108,7 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-function headerInt(res: Response, name: string): number | undefined {
+function headerInt(res: FetchResponse, name: string): number | undefined {
   const v = res.headers.get(name);
   if (v === null || v.trim() === '') return undefined;
   const n = Number(v);
@@ -144,7 +145,7 @@ export class HcloudClient {
   constructor(opts: HcloudClientOptions) {
     this.endpoint = opts.endpoint.replace(/\/+$/, '');
     this.token = opts.token;
-    this.fetchImpl = opts.fetch ?? ((input, init) => fetch(input, init));
+    this.fetchImpl = opts.fetch ?? httpFetch();
     this.pollIntervalMs = opts.pollIntervalMs ?? 500;
     this.maxPollIntervalMs = Math.max(this.pollIntervalMs, opts.maxPollIntervalMs ?? 2_000);
     this.now = opts.now ?? Date.now;
@@ -278,7 +279,7 @@ export class HcloudClient {
    * get 429 anyway, so calls fail fast locally until one request is refilled;
    * returns that wait.
    */
-  private noteRateLimit(res: Response, at: number): number | undefined {
+  private noteRateLimit(res: FetchResponse, at: number): number | undefined {
     const limit = headerInt(res, 'RateLimit-Limit');
     const remaining = headerInt(res, 'RateLimit-Remaining');
     const reset = headerInt(res, 'RateLimit-Reset');
@@ -314,7 +315,7 @@ export class HcloudClient {
       'User-Agent': this.userAgent,
     };
     if (spec.body !== undefined) headers['Content-Type'] = 'application/json';
-    let res: Response;
+    let res: FetchResponse;
     let text: string;
     try {
       res = await this.fetchImpl(`${this.endpoint}${spec.path}`, {
