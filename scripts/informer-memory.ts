@@ -26,6 +26,7 @@
  * Needs the test binaries (npm run testenv:build).
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -58,6 +59,15 @@ interface Sample {
 
 function mib(bytes: number): number {
   return Math.round((bytes / 1048576) * 10) / 10;
+}
+
+/**
+ * Peak resident bytes of this process. VmHWM, not resourceUsage().maxRSS:
+ * Linux carries ru_maxrss over exec, so a child would report its parent's.
+ */
+function peakRssBytes(): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  return m ? Number(m[1]) * 1024 : process.resourceUsage().maxRSS * 1024;
 }
 
 function sample(): Sample {
@@ -141,7 +151,7 @@ async function child(mode: string, kubeconfig: string): Promise<void> {
     }
     await informer.stop();
   }
-  out['peakRssMiB'] = mib(process.resourceUsage().maxRSS * 1024);
+  out['peakRssMiB'] = mib(peakRssBytes());
   client.close();
   process.stdout.write(JSON.stringify(out) + '\n');
 }
@@ -236,6 +246,9 @@ function node(i: number): object {
 const COMPILED_CHILD = `
 const [dist, kubeconfig] = process.argv.slice(1);
 const mib = (b) => Math.round((b / 1048576) * 10) / 10;
+const { readFileSync } = await import('node:fs');
+// VmHWM: Linux carries ru_maxrss over exec, so maxRSS would be the parent's.
+const peakRss = () => Number(/VmHWM:\\s+(\\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))[1]) * 1024;
 const sample = () => {
   globalThis.gc(); globalThis.gc();
   const m = process.memoryUsage();
@@ -259,7 +272,7 @@ const nodes = informer.list().length;
 await informer.stop();
 client.close();
 console.log(JSON.stringify({ mode: 'informer (compiled JS)', flags: process.execArgv.filter((a) => a.startsWith('--max')), started, imported, syncSeconds, nodes, synced,
-  peakRssMiB: mib(process.resourceUsage().maxRSS * 1024) }));
+  peakRssMiB: mib(peakRss()) }));
 `;
 
 function runCompiledChild(kubeconfig: string, semi?: string): Promise<Record<string, unknown>> {
