@@ -7,7 +7,8 @@
 // of RSS (see kubeconfig.ts), client-node is only loaded when a kubeconfig
 // needs it or a caller asks for it.
 import * as fs from 'node:fs/promises';
-import * as http from 'node:http';
+import type * as http from 'node:http';
+import { nodeHttp } from '../platform/node-http.ts';
 import * as https from 'node:https';
 import type * as k8s from '@kubernetes/client-node';
 import { RealClock, type Clock } from '../core/clock.ts';
@@ -234,7 +235,7 @@ export class KubeClient {
   }
 
   private module(): typeof https | typeof http {
-    return this.server.startsWith('http:') ? http : https;
+    return this.server.startsWith('http:') ? nodeHttp : https;
   }
 
   /**
@@ -362,7 +363,7 @@ export class KubeClient {
       this.agent = this.streamAgent = undefined;
     }
     const agent = this.server.startsWith('http:')
-      ? new http.Agent({ keepAlive: !stream })
+      ? new nodeHttp.Agent({ keepAlive: !stream })
       : new https.Agent({
           keepAlive: !stream,
           ca: o.ca,

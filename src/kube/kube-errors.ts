@@ -1,5 +1,6 @@
 // Typed apiserver errors and their parsing from HTTP responses.
-import * as http from 'node:http';
+import type * as http from 'node:http';
+import { nodeHttp } from '../platform/node-http.ts';
 import { ApiStatusError } from '../core/ports.ts';
 
 /** An HTTP error status from the apiserver, with its Status reason and Retry-After. */
@@ -29,7 +30,7 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
 
 /** Maps an error response (usually a metav1.Status) to a KubeApiError. */
 export function apiErrorFrom(status: number, headers: http.IncomingHttpHeaders, body: string): KubeApiError {
-  let message = `HTTP ${status} ${http.STATUS_CODES[status] ?? ''}`.trim();
+  let message = `HTTP ${status} ${nodeHttp.STATUS_CODES[status] ?? ''}`.trim();
   let reason: string | undefined;
   let retryAfterMs = parseRetryAfter(
     Array.isArray(headers['retry-after']) ? headers['retry-after'][0] : headers['retry-after'],

@@ -1,7 +1,8 @@
 // The daemon's listeners (SPEC §7.1, §7.5): the HTTPS secure port, and the
 // opt-in plain-HTTP /metrics and probe endpoints. Explicit start/stop; stop
 // also drops keep-alive connections (scrapers).
-import http from 'node:http';
+import type * as http from 'node:http';
+import { nodeHttp } from '../platform/node-http.ts';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
@@ -75,7 +76,7 @@ export class HttpEndpoint {
     };
     const server = this.tls
       ? https.createServer({ cert: this.tls.cert, key: this.tls.key, minVersion: 'TLSv1.2' }, listener)
-      : http.createServer(listener);
+      : nodeHttp.createServer(listener);
     await new Promise<void>((resolve, reject) => {
       const onError = (err: Error): void => {
         reject(new ServerStartError(`${this.label}: cannot listen on ${host ?? ''}:${port}: ${err.message}`));

@@ -3,7 +3,7 @@
 // of resident memory to the daemon (measured as shipped: the hcloud daemon at
 // 96.8 MB against 84.6 MB for `memory` at 100 nodes); the client needs only a
 // request with a body and a signal, the status, three headers and a text body.
-import * as http from 'node:http';
+import { nodeHttp } from '../../platform/node-http.ts';
 import * as https from 'node:https';
 
 export interface FetchInit {
@@ -34,7 +34,7 @@ export const DEFAULT_HTTP_TIMEOUT_MS = 60_000;
 export function httpFetch(timeoutMs = DEFAULT_HTTP_TIMEOUT_MS): FetchLike {
   // Idle keep-alive sockets are unref'd by the agent: they never hold the process open.
   const agents = {
-    'http:': new http.Agent({ keepAlive: true }),
+    'http:': new nodeHttp.Agent({ keepAlive: true }),
     'https:': new https.Agent({ keepAlive: true }),
   };
   return (input, init) =>
@@ -47,7 +47,7 @@ export function httpFetch(timeoutMs = DEFAULT_HTTP_TIMEOUT_MS): FetchLike {
       const fail = (err: Error): void => reject(new Error('fetch failed', { cause: err }));
       const headers: Record<string, string | number> = { ...init.headers };
       if (init.body !== undefined) headers['Content-Length'] = Buffer.byteLength(init.body);
-      const mod = url.protocol === 'http:' ? http : https;
+      const mod = url.protocol === 'http:' ? nodeHttp : https;
       const req = mod.request(
         url,
         {
