@@ -36,15 +36,6 @@ export type ProviderFactory = (n: number, dir: string) => Promise<ProviderSetup>
 
 const indexes = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
-/** Runs `fn` over `items` with at most `limit` at a time. */
-async function pool<T>(items: readonly T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
 /** `memory`: the preset routes in a state file. */
 export const memoryProvider: ProviderFactory = (n, dir) => {
   const state = path.join(dir, 'memory-state.json');
@@ -168,7 +159,8 @@ export const awsProvider: ProviderFactory = async (n, dir) => {
       );
       ids.push(...out.Instances!.map((x) => x.InstanceId!));
     }
-    await pool(indexes(n), 8, async (i) => {
+    // One at a time: moto answers concurrent CreateRoute calls on one table with HTTP 500.
+    for (const i of indexes(n))
       await ec2.send(
         new CreateRouteCommand({
           RouteTableId: tableId,
@@ -176,7 +168,6 @@ export const awsProvider: ProviderFactory = async (n, dir) => {
           InstanceId: ids[i]!,
         }),
       );
-    });
     ec2.destroy();
     const config = path.join(dir, 'aws.yaml');
     fs.writeFileSync(config, `region: us-east-1\nrouteTableId: ${tableId}\nendpoint: ${moto.endpoint}\n`);
