@@ -8,17 +8,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { BenchCluster } from '../lib/apiserver.ts';
-import { spawn } from 'node:child_process';
-import { DAEMON_NODE_FLAGS } from '../../bin/node-flags.js';
-import { loadKubeConnection } from '../../src/kube/kubeconfig.ts';
-import { Daemon, rssMB } from '../lib/daemon.ts';
+import { cpuMs, Daemon, rssMB } from '../lib/daemon.ts';
 import { CLUSTER_CIDR_V4 } from '../lib/nodes.ts';
 import { startPeer, type Variant } from '../lib/peers.ts';
 import type { ShippedInstall } from '../lib/shipped-install.ts';
 import { routedCluster } from './realtime.ts';
+import { startFloor } from './shipped-floor.ts';
 import { memoryProvider, type ProviderFactory } from './shipped-providers.ts';
 
-const FLOOR_SCRIPT = path.join(import.meta.dirname, '..', 'peer', 'node-floor.mjs');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export const SHIPPED_USER = 'route-controller-shipped';
@@ -201,41 +198,20 @@ async function goRow(
 
 /** The Node.js floor at `nodes` (the cluster as it is): resident memory after its LIST, and again later. */
 async function floorRow(o: ShippedSessionOptions, nodes: number): Promise<ShippedMemoryRow> {
-  const conn = loadKubeConnection({ kubeconfig: o.kubeconfig });
   const dir = fs.mkdtempSync(path.join(o.dataDir, 'floor-'));
-  const pem = (name: string, data: Buffer | undefined): string => {
-    if (data === undefined) throw new Error(`the shipped kubeconfig has no ${name}`);
-    fs.writeFileSync(path.join(dir, name), data);
-    return path.join(dir, name);
-  };
-  // The executable's own V8 flags, so that the difference is code, not heap sizing.
-  const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, FLOOR_SCRIPT], {
-    env: {
-      ...process.env,
-      FLOOR_SERVER: conn.server,
-      FLOOR_CA: pem('ca.pem', conn.ca),
-      FLOOR_CERT: pem('cert.pem', conn.cert),
-      FLOOR_KEY: pem('key.pem', conn.key),
-    },
-    stdio: ['ignore', 'pipe', fs.openSync(path.join(o.logDir, `shipped-floor-${nodes}.log`), 'w')],
-  });
+  const floor = startFloor(o.kubeconfig, dir, path.join(o.logDir, `shipped-floor-${nodes}.log`));
   try {
     await sleep(1000);
-    const startMB = rssMB(child.pid!);
+    const startMB = rssMB(floor.pid);
     const t0 = Date.now();
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (d: Buffer) => {
-        if (d.toString().startsWith('synced')) resolve();
-      });
-      child.on('exit', (code) => reject(new Error(`node-floor exited (${code}) before its LIST`)));
-    });
+    await floor.synced;
     const syncS = (Date.now() - t0) / 1000;
     await sleep(o.settleMs);
-    const syncedMB = rssMB(child.pid!);
+    const syncedMB = rssMB(floor.pid);
     await sleep(o.settleMs);
-    return { kind: 'floor', nodes, startMB, syncedMB, reconciledMB: rssMB(child.pid!), syncS };
+    return { kind: 'floor', nodes, startMB, syncedMB, reconciledMB: rssMB(floor.pid), syncS };
   } finally {
-    child.kill('SIGKILL');
+    floor.stop();
   }
 }
 
@@ -264,6 +240,7 @@ export async function shippedIdleSession(
     [...daemonArgs(o.kubeconfig, 'shipped-idle'), ...setup.args],
     path.join(o.logDir, 'shipped-idle.log'),
   );
+  const floor = startFloor(o.kubeconfig, dir, path.join(o.logDir, 'shipped-idle-floor.log'));
   const p = o.withGo
     ? startPeer(GO_WATCH, {
         kubeconfig: c.goKubeconfig,
@@ -300,7 +277,9 @@ export async function shippedIdleSession(
     await sleep(cfg.warmupMs);
     const h0 = heartbeats;
     const t0 = Date.now();
+    await floor.synced;
     const d0 = d.cpuMs();
+    const f0 = cpuMs(floor.pid);
     const g0 = p?.latest()?.cpuMs ?? 0;
     await sleep(cfg.windowMs);
     const windowS = (Date.now() - t0) / 1000;
@@ -313,6 +292,14 @@ export async function shippedIdleSession(
         heartbeats: heartbeats - h0,
         cpuMsPerHour: (d.cpuMs() - d0) * perHour,
         rssMB: d.rssMB(),
+      },
+      {
+        kind: 'floor',
+        nodes: cfg.nodes,
+        windowS,
+        heartbeats: heartbeats - h0,
+        cpuMsPerHour: (cpuMs(floor.pid) - f0) * perHour,
+        rssMB: rssMB(floor.pid),
       },
     ];
     if (p) {
@@ -332,6 +319,7 @@ export async function shippedIdleSession(
     await beats;
     await d.stop();
     await p?.stop();
+    floor.stop();
     await setup.close();
   }
 }
