@@ -41,7 +41,7 @@ interface Capture {
  * Streaming scanner of a Kubernetes list object: `write` chunks, then `end`.
  * `onItem` gets each parsed element of the top-level `items` array; `end`
  * returns the other top-level fields parsed (metadata, kind, …). Throws
- * ListScanError (or SyntaxError from JSON.parse) on malformed input.
+ * ListScanError (or SyntaxError from `parse`) on malformed input.
  */
 export class ListScanner {
   private readonly onItem: (item: unknown) => void;
@@ -50,8 +50,12 @@ export class ListScanner {
   private key = '';
   private readonly rest: Record<string, unknown> = {};
 
-  constructor(onItem: (item: unknown) => void) {
+  private readonly parse: (text: string) => unknown;
+
+  /** `parse` decodes each item and top-level value (node lists: parseNodeJson). */
+  constructor(onItem: (item: unknown) => void, parse: (text: string) => unknown = JSON.parse) {
     this.onItem = onItem;
+    this.parse = parse;
   }
 
   write(chunk: Buffer): void {
@@ -166,7 +170,7 @@ export class ListScanner {
     this.cap = undefined;
     cap.pieces.push(chunk.subarray(cap.start, end));
     const bytes = cap.pieces.length === 1 ? cap.pieces[0]! : Buffer.concat(cap.pieces);
-    const value: unknown = JSON.parse(bytes.toString('utf8'));
+    const value: unknown = this.parse(bytes.toString('utf8'));
     switch (this.phase) {
       case 'key':
         this.key = value as string;

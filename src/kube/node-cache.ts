@@ -11,11 +11,20 @@ function obj(v: unknown): Obj | undefined {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : undefined;
 }
 
-const SHARED = new Map(
-  ['InternalIP', 'ExternalIP', 'Hostname', 'InternalDNS', 'ExternalDNS', 'True', 'False', 'Unknown'].map(
-    (x) => [x, x],
-  ),
-);
+const SHARED_VALUES = [
+  'InternalIP',
+  'ExternalIP',
+  'Hostname',
+  'InternalDNS',
+  'ExternalDNS',
+  'True',
+  'False',
+  'Unknown',
+];
+const SHARED = new Map(SHARED_VALUES.map((x) => [x, x]));
+// Longer strings (names, UIDs, CIDRs, timestamps) skip the lookup: hashing a
+// freshly parsed string is most of a Map lookup's cost, on every watch event.
+const SHARED_MAX_LENGTH = Math.max(...SHARED_VALUES.map((x) => x.length));
 
 /**
  * A copy of `s` that shares no storage with the text it was parsed from. V8's
@@ -24,8 +33,10 @@ const SHARED = new Map(
  * (V8 issue 2869); frequent values are shared instead.
  */
 export function detach(s: string): string {
-  const shared = SHARED.get(s);
-  if (shared !== undefined) return shared;
+  if (s.length <= SHARED_MAX_LENGTH) {
+    const shared = SHARED.get(s);
+    if (shared !== undefined) return shared;
+  }
   return (' ' + s).slice(1);
 }
 
@@ -62,8 +73,11 @@ export function transformNode(raw: unknown): CachedNode | undefined {
   if (spec) {
     const out: NonNullable<CachedNode['spec']> = {};
     const cidrs = spec['podCIDRs'];
-    if (Array.isArray(cidrs))
-      out.podCIDRs = cidrs.filter((c): c is string => typeof c === 'string').map(detach);
+    if (Array.isArray(cidrs)) {
+      // A loop, not filter/map: those would return arrays of the parsing realm (node-json.ts).
+      out.podCIDRs = [];
+      for (const c of cidrs as unknown[]) if (typeof c === 'string') out.podCIDRs.push(detach(c));
+    }
     const single = str(spec['podCIDR']);
     if (single !== undefined) out.podCIDR = single;
     const pid = str(spec['providerID']);

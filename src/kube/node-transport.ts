@@ -3,6 +3,7 @@
 import type { KubeClient } from './kube-client.ts';
 import { ListScanner } from './list-scanner.ts';
 import { detach } from './node-cache.ts';
+import { parseNodeJson } from './node-json.ts';
 
 export interface NodeListPage {
   readonly resourceVersion: string;
@@ -53,7 +54,7 @@ export function kubeNodeListWatch(client: KubeClient): NodeListWatch {
       if (params.limit > 0) q.set('limit', String(params.limit));
       if (params.continue !== undefined) q.set('continue', params.continue);
       const qs = q.toString();
-      const scanner = new ListScanner(onItem);
+      const scanner = new ListScanner(onItem, parseNodeJson);
       await client.requestStream(`/api/v1/nodes${qs === '' ? '' : `?${qs}`}`, { signal }, (c) =>
         scanner.write(c),
       );
@@ -79,7 +80,7 @@ export function kubeNodeListWatch(client: KubeClient): NodeListWatch {
       return client.watch(`/api/v1/nodes?${q.toString()}`, signal, (line) => {
         let parsed: unknown;
         try {
-          parsed = JSON.parse(line);
+          parsed = parseNodeJson(line);
         } catch {
           // Surfaced as an ERROR event so the informer restarts the watch instead of skipping data.
           onEvent({
