@@ -253,7 +253,8 @@ function merged(base: Results): Results {
     config: mergedConfig(base.meta.config, results.meta.config, only),
     variants: { ...base.meta.variants, ...results.meta.variants },
     merges: [
-      ...(base.meta.merges ?? []),
+      // An earlier merge whose scenarios are all re-measured now no longer describes any section.
+      ...(base.meta.merges ?? []).filter((m) => !m.scenarios.every((x) => only.has(x as Scenario))),
       {
         scenarios: [...only],
         reps: cfg.reps,
