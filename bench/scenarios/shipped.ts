@@ -223,7 +223,7 @@ export interface ShippedIdleConfig {
 }
 
 /**
- * The `memory` daemon and the Go peer side by side on the same routed nodes
+ * The `memory` daemon, the Node.js floor and the Go peer side by side on the same routed nodes
  * while every node heartbeats every `heartbeatMs` (nothing needs a write):
  * CPU time over the window, scaled to an hour.
  */
@@ -274,45 +274,29 @@ export async function shippedIdleSession(
     await d.synced(300_000);
     await d.reconciled(1, 300_000);
     if (p) await p.waitFor((s) => s.list >= 1, 300_000);
+    await floor.synced;
     await sleep(cfg.warmupMs);
     const h0 = heartbeats;
     const t0 = Date.now();
-    await floor.synced;
     const d0 = d.cpuMs();
     const f0 = cpuMs(floor.pid);
     const g0 = p?.latest()?.cpuMs ?? 0;
     await sleep(cfg.windowMs);
     const windowS = (Date.now() - t0) / 1000;
-    const perHour = 3600 / windowS;
-    const rows: ShippedIdleRow[] = [
-      {
-        kind: 'memory',
-        nodes: cfg.nodes,
-        windowS,
-        heartbeats: heartbeats - h0,
-        cpuMsPerHour: (d.cpuMs() - d0) * perHour,
-        rssMB: d.rssMB(),
-      },
-      {
-        kind: 'floor',
-        nodes: cfg.nodes,
-        windowS,
-        heartbeats: heartbeats - h0,
-        cpuMsPerHour: (cpuMs(floor.pid) - f0) * perHour,
-        rssMB: rssMB(floor.pid),
-      },
+    const row = (kind: ShippedKind, cpuMsUsed: number, rss: number): ShippedIdleRow => ({
+      kind,
+      nodes: cfg.nodes,
+      windowS,
+      heartbeats: heartbeats - h0,
+      cpuMsPerHour: (cpuMsUsed * 3600) / windowS,
+      rssMB: rss,
+    });
+    const rows = [
+      row('memory', d.cpuMs() - d0, d.rssMB()),
+      row('floor', cpuMs(floor.pid) - f0, rssMB(floor.pid)),
     ];
-    if (p) {
-      const last = p.latest()!;
-      rows.push({
-        kind: 'go',
-        nodes: cfg.nodes,
-        windowS,
-        heartbeats: heartbeats - h0,
-        cpuMsPerHour: (last.cpuMs - g0) * perHour,
-        rssMB: last.rssKB / 1024,
-      });
-    }
+    const last = p?.latest();
+    if (last) rows.push(row('go', last.cpuMs - g0, last.rssKB / 1024));
     return rows;
   } finally {
     stopBeats = true;
