@@ -183,6 +183,25 @@ export class TrackedAdmin extends Admin {
       return `${o.involvedObject?.name ?? '?'}: ${o.message ?? ''}`;
     });
   }
+
+  /**
+   * The Events with this reason once `ok` holds for them. The recorder posts
+   * Events after the reconcile that caused them, so a condition already being
+   * set says nothing about its Event having arrived; read them only by waiting.
+   */
+  async eventsUntil(
+    reason: string,
+    ok: (events: string[]) => boolean,
+    timeoutMs = 15_000,
+  ): Promise<string[]> {
+    let last: string[] = [];
+    try {
+      await waitFor(`${reason} Events`, timeoutMs, async () => ok((last = await this.eventsFor(reason))));
+    } catch (err) {
+      throw new Error(`${(err as Error).message}; Events seen:\n${last.join('\n')}`, { cause: err });
+    }
+    return last;
+  }
 }
 
 /** The routes a daemon's shared state file holds. */
