@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Flake hunt: runs the real-component suites (integration, e2e, faults) N times
-# each with one core kept busy by stress-ng, and records every failure with the
-# test seed and the failing tests' names.
+# Flake hunt: runs the real-component suites N times each, as CI runs them
+# (integration, monitoring, e2e, faults, and the cloud faults with the route
+# cache off), with one core kept busy by stress-ng, and records every failure
+# with the test seed and the failing tests' names.
 #
 #   bash scripts/flake-hunt.sh [N]          (default 5)
 #
 # Env: TEST_SEED (default: a new seed per round, printed), FLAKE_LOG (default
-# flake-hunt/<UTC time>/), FLAKE_SUITES (default "integration e2e faults"),
+# flake-hunt/<UTC time>/), FLAKE_SUITES (default "integration monitoring e2e
+# faults faults-nocache"),
 # FLAKE_STRESS_CPUS (default 1; 0 runs without load).
 # Exit status: 0 if every run passed, 1 otherwise. The summary is in
 # $FLAKE_LOG/summary.txt, one line per run.
@@ -15,7 +17,7 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 N="${1:-5}"
-SUITES="${FLAKE_SUITES:-integration e2e faults}"
+SUITES="${FLAKE_SUITES:-integration monitoring e2e faults faults-nocache}"
 STRESS_CPUS="${FLAKE_STRESS_CPUS:-1}"
 OUT="${FLAKE_LOG:-$ROOT/flake-hunt/$(date -u +%Y%m%dT%H%M%SZ)}"
 mkdir -p "$OUT"
@@ -34,6 +36,9 @@ fi
 bash scripts/netns-prereqs.sh >>"$OUT/hunt.log" 2>&1
 bash scripts/moto.sh install >>"$OUT/hunt.log" 2>&1
 bash scripts/testenv.sh build >>"$OUT/hunt.log" 2>&1 || { log "testenv build failed"; exit 2; }
+if [[ " $SUITES " == *" monitoring "* ]]; then
+  bash scripts/monitoring-tools.sh build >>"$OUT/hunt.log" 2>&1 || { log "monitoring tools build failed"; exit 2; }
+fi
 
 stress_pid=""
 stop_stress() { [[ -n "$stress_pid" ]] && kill "$stress_pid" 2>/dev/null; wait "$stress_pid" 2>/dev/null; stress_pid=""; }
@@ -49,6 +54,9 @@ run_suite() {
     integration) npm run test:integration ;;
     e2e) npm run test:e2e ;;
     faults) npm run test:faults ;;
+    monitoring) npm run test:monitoring ;;
+    # The stage CI runs after the fault suite, with every list going to the cloud.
+    faults-nocache) ROUTE_CACHE=false node_modules/.bin/node --test --test-concurrency=1 test/faults/cloud.test.ts ;;
     *) echo "unknown suite $1" >&2; return 2 ;;
   esac
 }
