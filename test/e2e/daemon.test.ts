@@ -245,11 +245,15 @@ describe('daemon against a real apiserver', { timeout: 180_000 }, () => {
         assert.deepEqual(await httpGet(healthPort, '/readyz'), { status: 200, body: 'ok' });
         assert.equal((await httpGet(healthPort, '/healthz')).status, 200);
         assert.equal((await httpGet(healthPort, '/livez')).status, 200);
-        const m = (await httpGet(metricsPort, '/metrics')).body;
-        assert.ok(
-          metricValue(m, 'route_controller_route_sync_total{trigger="node_change",outcome="changed"}')! >= 1,
-          m,
-        );
+        // The reconcile counts itself when it ends, after its condition patches: wait for it.
+        let m = '';
+        await waitFor('the reconcile counted', 10_000, async () => {
+          m = (await httpGet(metricsPort, '/metrics')).body;
+          return (
+            (metricValue(m, 'route_controller_route_sync_total{trigger="node_change",outcome="changed"}') ??
+              0) >= 1
+          );
+        });
         assert.equal(metricValue(m, 'leader_election_master_status{name="cloud-route-controller"}'), 1);
         assert.equal(metricValue(m, 'running_managed_controllers{name="route"}'), 1);
         assert.equal(
@@ -322,7 +326,8 @@ describe('daemon against a real apiserver', { timeout: 180_000 }, () => {
           100,
         );
         await d.waitForLog('Starting route controller', 10_000);
-        await new Promise((r) => setTimeout(r, 500)); // the first list call is in flight
+        // The first reconcile, and its list call, starts in the same turn as the later of these two lines.
+        await d.waitForLog(/^Node cache synced/, 10_000);
         const termAt = Date.now();
         d.signal('SIGTERM');
         await waitFor(
@@ -367,7 +372,7 @@ describe('daemon against a real apiserver', { timeout: 180_000 }, () => {
     daemons.push(d);
     try {
       await d.waitForLog('Starting route controller', 20_000);
-      await new Promise((r) => setTimeout(r, 500));
+      await d.waitForLog(/^Node cache synced/, 10_000); // the first list call is in flight
       d.signal('SIGTERM');
       await d.waitForLog('Received SIGTERM, shutting down', 5_000);
       const second = Date.now();

@@ -140,12 +140,12 @@ describe('two replicas with leader election', { timeout: 180_000 }, () => {
             20_000,
             async () => (await admin.condition(n))?.reason === 'RouteCreated',
           );
-        await sleep(2_500); // several periodic reconciles by the leader
+        const lists = (): number => calls(cloud).filter((c) => c.op === 'list').length;
+        await waitFor('several periodic reconciles by the leader', 10_000, () => lists() >= 3, 100);
         // The standby is warm and ready, but silent.
         assert.equal(await leading(other), false);
         assert.deepEqual(await httpGet(other.healthPort, '/readyz'), { status: 200, body: 'ok' });
         const before = calls(cloud);
-        assert.ok(before.filter((c) => c.op === 'list').length >= 3);
         assert.deepEqual(
           [...new Set(before.map((c) => c.pid))],
           [leader.daemon.pid],

@@ -288,7 +288,8 @@ export function runToExit(
       child.kill('SIGKILL');
       reject(new Error(`${args.join(' ')}: no exit within ${timeoutMs} ms\n${stderr}`));
     }, timeoutMs);
-    child.once('exit', (code) => {
+    // 'close', not 'exit': at 'exit' the pipes may still hold output not yet read.
+    child.once('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });

@@ -182,9 +182,16 @@ describe('process faults (real executable)', { timeout: 420_000 }, () => {
       return (await httpGet(await b.port('health probes'), '/readyz')).status === 200;
     });
     assert.equal(await leading(b), false);
-    await createNodes(`${name}`, 0, 100);
-    await waitFor('A created 30 routes', 30_000, () => okCreates(fileCallLog(c), a.pid) >= 30, 20);
-    await fault(a);
+    // A reconciles while the nodes are still being created: count its creates meanwhile, or on a
+    // slow machine it may be far past 30 (even done) before the fault strikes.
+    const creating = createNodes(`${name}`, 0, 100);
+    void creating.catch(() => {}); // a failure surfaces at the await below, not as unhandled
+    try {
+      await waitFor('A created 30 routes', 30_000, () => okCreates(fileCallLog(c), a.pid) >= 30, 20);
+      await fault(a);
+    } finally {
+      await creating;
+    }
     await waitConverged('100 routes and conditions', 60_000, admin, () => fileEntries(c), {
       clusterCIDRs: CIDRS,
     });

@@ -51,6 +51,13 @@ export function rbacObjects(): Obj[] {
     .filter((o): o is Obj => typeof o === 'object' && o !== null);
 }
 
+/** One permission per binding of deploy/base/rbac.yaml. */
+const CONTROLLER_GRANTS = [
+  { group: '', resource: 'nodes', verb: 'list' }, // ClusterRoleBinding cloud-route-controller
+  { group: 'coordination.k8s.io', resource: 'leases', verb: 'create', namespace: 'kube-system' }, // RoleBinding
+  { group: 'authentication.k8s.io', resource: 'tokenreviews', verb: 'create' }, // :auth-delegator
+];
+
 /**
  * Applies deploy/base/rbac.yaml as admin, binds the test user to exactly its roles,
  * and mints the user's kubeconfig. Waits until the grant is effective.
@@ -85,8 +92,28 @@ export async function setupControllerUser(cp: ControlPlane): Promise<string> {
     if (r.status !== 201 && r.status !== 409) throw new Error(`bind ${md.name}: ${r.status} ${r.body}`);
   }
   const kubeconfig = await cp.userKubeconfig(CONTROLLER_USER);
+  // The apiserver's RBAC authorizer sees each binding on its own (RoleBindings through another
+  // informer than ClusterRoleBindings): one effective grant says nothing of the others, so wait
+  // for one permission of every binding.
   await waitFor('RBAC grant effective', 20_000, async () => {
-    return (await apiRequest(kubeconfig, 'GET', '/api/v1/nodes?limit=1')).status === 200;
+    for (const resourceAttributes of CONTROLLER_GRANTS) {
+      const r = await apiRequest(
+        kubeconfig,
+        'POST',
+        '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+        {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SelfSubjectAccessReview',
+          spec: { resourceAttributes },
+        },
+      );
+      if (
+        r.status !== 201 ||
+        (JSON.parse(r.body) as { status?: { allowed?: boolean } }).status?.allowed !== true
+      )
+        return false;
+    }
+    return true;
   });
   return kubeconfig;
 }

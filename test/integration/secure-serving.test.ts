@@ -16,7 +16,7 @@ import { apiRequest, requireTestenv, startControlPlane, testenvBinaries } from '
 import type { ControlPlane } from '../support/controlplane.ts';
 import { freePort } from '../support/kube-http.ts';
 import { exposedNames, metricNames } from '../support/promql-names.ts';
-import { setupControllerUser } from './kube-helpers.ts';
+import { setupControllerUser, waitFor } from './kube-helpers.ts';
 
 const enabled = testenvBinaries() !== undefined;
 const NS = 'monitoring';
@@ -108,6 +108,28 @@ describe('secure serving against the real apiserver', { timeout: 240_000 }, () =
         name: 'cloud-route-controller-metrics-reader',
       },
       subjects: [{ kind: 'ServiceAccount', namespace: NS, name: 'prometheus' }],
+    });
+    // The authorizer sees the binding later, and the daemon caches a denial for 10 s: scrape
+    // only once the apiserver allows it.
+    await waitFor('the scraper binding effective', 20_000, async () => {
+      const r = await apiRequest(
+        cp!.adminKubeconfig,
+        'POST',
+        '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+        {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: {
+            user: `system:serviceaccount:${NS}:prometheus`,
+            groups: ['system:serviceaccounts', `system:serviceaccounts:${NS}`, 'system:authenticated'],
+            nonResourceAttributes: { path: '/metrics', verb: 'get' },
+          },
+        },
+      );
+      return (
+        r.status === 201 &&
+        (JSON.parse(r.body) as { status?: { allowed?: boolean } }).status?.allowed === true
+      );
     });
     cloud = memoryCloud();
     port = await freePort();

@@ -297,6 +297,22 @@ describe('server-side dry run of every rendered object', { timeout: 300_000 }, (
           assert.ok(Date.now() < deadline, `${name} not Established`);
           await new Promise((res) => setTimeout(res, 200));
         }
+        // Discovery (what resourceFor reads) follows Established asynchronously: wait for it too.
+        const spec = crd['spec'] as {
+          group: string;
+          names: { kind: string };
+          versions: { name: string; served: boolean }[];
+        };
+        for (const v of spec.versions.filter((x) => x.served)) {
+          for (;;) {
+            const d = await apiRequest(cp.adminKubeconfig, 'GET', `/apis/${spec.group}/${v.name}`);
+            const kinds =
+              d.status === 200 ? (JSON.parse(d.body) as { resources: { kind: string }[] }).resources : [];
+            if (kinds.some((x) => x.kind === spec.names.kind)) break;
+            assert.ok(Date.now() < deadline, `${name} ${v.name} not in discovery`);
+            await new Promise((res) => setTimeout(res, 200));
+          }
+        }
       }
     }
     for (const ns of new Set(CASES.map((c) => c.namespace))) {
