@@ -25,6 +25,23 @@ const FAST_INFORMER = {
   backoff: { initialMs: 250, maxMs: 2_000 },
 };
 
+/**
+ * Waits until the informer's watch has been open 500 ms (its fresh connection is accepted by now)
+ * and has 1.5 s left before its timeoutSeconds: silencing the established connections then surely
+ * catches it. Silenced in the few ms between two watches, the next watch would go through.
+ */
+async function midWatch(rc: FaultController): Promise<void> {
+  await waitFor(
+    'a watch open for 500 ms with 1.5 s left',
+    15_000,
+    () => {
+      const w = rc.currentWatch();
+      return w !== undefined && w.openMs >= 500 && w.remainingMs >= 1_500;
+    },
+    20,
+  );
+}
+
 describe('apiserver and network faults', { timeout: 400_000 }, () => {
   let cp: ControlPlane | undefined;
   let admin: TrackedAdmin;
@@ -165,6 +182,7 @@ describe('apiserver and network faults', { timeout: 400_000 }, () => {
           await admin.createNode('b1', ['10.244.51.0/24'], internalIP('10.7.0.1'));
           await waitFor('b1 route', 20_000, () => cloud.snapshot().length === 1);
           const dogs = await rc.restarts('watchdog');
+          await midWatch(rc);
           const accepted = p.accepted;
           const silenced = p.silenceEstablished();
           assert.ok(silenced >= 1, 'the watch connection was open');
@@ -205,6 +223,7 @@ describe('apiserver and network faults', { timeout: 400_000 }, () => {
           async () => (await admin.condition('d1'))?.reason === 'RouteCreated',
         );
         const dogs = await rc.restarts('watchdog');
+        await midWatch(rc);
         p.silenceEstablished();
         await admin.createNode('d2', ['10.244.62.0/24'], internalIP('10.8.0.2'));
         await waitFor('d2 route', 30_000, () => cloud.snapshot().some((r) => r.targetNode === 'd2'));

@@ -13,10 +13,12 @@ import {
   createKubeClient,
   KubeEventRecorder,
   KubeNodeStatusWriter,
+  kubeNodeListWatch,
   NodeInformer,
   type KubeClient,
   type NodeInformerOptions,
 } from '../../src/kube/index.ts';
+import type { NodeListWatch } from '../../src/kube/node-transport.ts';
 import { CLUSTER_CIDRS } from '../integration/kube-helpers.ts';
 import type { AuditedMemoryRoutes } from './support.ts';
 import { testRandom } from '../support/seed.ts';
@@ -85,6 +87,12 @@ export interface FaultControllerOptions {
 export interface FaultController {
   readonly controller: RouteController;
   readonly informer: NodeInformer;
+  /**
+   * The informer's WATCH in flight: how long ago it was sent and how long until its
+   * timeoutSeconds closes it; undefined between two watches. A test that breaks "the watch
+   * connection" acts when one is surely open, not in the gap between two.
+   */
+  currentWatch(): { readonly openMs: number; readonly remainingMs: number } | undefined;
   readonly client: KubeClient;
   readonly cloud: AuditedMemoryRoutes;
   readonly logger: RingLogger;
@@ -104,8 +112,23 @@ export function startFaultController(o: FaultControllerOptions): FaultController
   });
   const logger = o.logger ?? new RingLogger();
   const metrics = new RouteControllerMetrics(new Registry());
+  const inner = kubeNodeListWatch(client);
+  let open: { readonly startedAt: number; readonly timeoutSeconds: number } | undefined;
+  const listWatch: NodeListWatch = {
+    list: (p, signal, onItem) => inner.list(p, signal, onItem),
+    resetConnections: () => inner.resetConnections?.(),
+    async watch(p, signal, onEvent) {
+      const w = { startedAt: Date.now(), timeoutSeconds: p.timeoutSeconds };
+      open = w;
+      try {
+        await inner.watch(p, signal, onEvent);
+      } finally {
+        if (open === w) open = undefined;
+      }
+    },
+  };
   const informer = new NodeInformer({
-    client,
+    listWatch,
     logger,
     metrics,
     random: testRandom('informer'),
@@ -141,6 +164,11 @@ export function startFaultController(o: FaultControllerOptions): FaultController
   return {
     controller,
     informer,
+    currentWatch() {
+      if (open === undefined) return undefined;
+      const openMs = Date.now() - open.startedAt;
+      return { openMs, remainingMs: open.timeoutSeconds * 1000 - openMs };
+    },
     client,
     cloud: o.cloud,
     logger,
