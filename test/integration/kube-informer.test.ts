@@ -78,7 +78,8 @@ describe('node informer on a real apiserver (watch cache on)', { timeout: 150_00
 
   before(async () => {
     if (!enabled) return;
-    cp = await startControlPlane();
+    // Bookmarks need the watch cache's RV to move without node events: see the bookmark test.
+    cp = await startControlPlane({ etcdProgressNotifyMs: 1_000 });
     admin = new Admin(cp.adminKubeconfig);
     kubeconfig = await setupControllerUser(cp);
   });
@@ -187,12 +188,14 @@ describe('node informer on a real apiserver (watch cache on)', { timeout: 150_00
         await informer.waitForSync(AbortSignal.timeout(10_000));
         const nodeRVs = informer.list().map((n) => Number(n.metadata?.resourceVersion));
         const listed = h.log.length;
-        // The watch cache sends bookmarks (once per watch, 2 s before its deadline) only with an
-        // RV newer than the watch's. Without node changes its RV moves on etcd progress
-        // notifications, which consistent LISTs request once other writes moved the revision.
-        // One watch can miss its bookmark (the cache had not caught up at that second), so wait
-        // for the bookmark itself, not for a number of watches. The writes and reads go one after
-        // the other: fired on a timer they piled up on a loaded machine.
+        // The watch cache sends a watch one bookmark, 2 s before its deadline, and only with an
+        // RV newer than the watch's. Without node changes the cache's RV moves only on etcd
+        // progress notifications: those a consistent LIST served from the cache requests, and
+        // etcd's periodic ones, set to 1 s for this control plane. The first alone failed under
+        // load after the restarts above: the apiserver sent every LIST to etcd (it serves them
+        // from the cache only once an asynchronous check after its start has found etcd able to
+        // report progress), and no bookmark came in 30 s. So: move etcd's revision with writes,
+        // and wait for the bookmark itself, not for a number of watches.
         let bumping = true;
         const bumps = (async () => {
           while (bumping) {
