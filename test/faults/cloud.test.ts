@@ -116,6 +116,8 @@ describe('cloud faults', { timeout: 300_000 }, () => {
           clusterCIDRs: CLUSTER_CIDRS,
           keep: FOREIGN,
         });
+        // The reconcile reports when it ends, after the condition patches converged shows.
+        await waitFor('the converging reconcile reported', 10_000, () => rc.reports.length > errorAt);
         const later = rc.reports.slice(errorAt).map((r) => `${r.trigger}/${r.outcome}`);
         assert.equal(later[0], 'retry/changed', later.join());
       });
