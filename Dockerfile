@@ -4,6 +4,7 @@
 # Node's type-stripping loader). The `node` devDependency pins Node for
 # development only; here the base image provides it.
 # Build: docker build -t cloud-route-controller:0.1.0 .
+# (Without a Docker engine or a registry: scripts/image.sh build.)
 ARG NODE_VERSION=24
 
 FROM node:${NODE_VERSION}-slim AS build
@@ -14,15 +15,40 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npx tsc -p tsconfig.build.json
 
-FROM node:${NODE_VERSION}-slim
-ENV NODE_ENV=production
+# Production dependencies, without install scripts, and without what Node never
+# loads from node_modules: type declarations and TypeScript sources (Node does
+# not strip types under node_modules), source maps and documentation (licence
+# and notice files stay). About half of the tree.
+FROM node:${NODE_VERSION}-slim AS deps
 WORKDIR /app
-
-# Dependencies first, for layer caching; no dev dependencies, no install scripts.
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
-  && npm cache clean --force
+  && find node_modules -type f \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' \
+    -o \( -iname '*.md' ! -iname 'licen[cs]e*' ! -iname 'notice*' \) \) -delete \
+  && find node_modules -type d -empty -delete
 
+# The base without what the daemon never runs: npm, npx, corepack, yarn (where
+# the base has it) and Node's C headers, changelog and manual. Removing them in
+# a layer on top would only hide them, so the runtime image starts from a copy
+# of this file system as a single layer.
+FROM node:${NODE_VERSION}-slim AS runtime-base
+RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
+    /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \
+    /opt/yarn-v* /usr/local/bin/yarn /usr/local/bin/yarnpkg \
+    /usr/local/include/node /usr/local/share/doc/node /usr/local/share/man/man1/node.1 \
+    /usr/local/CHANGELOG.md /usr/local/README.md \
+  && node --version
+
+FROM scratch
+COPY --from=runtime-base / /
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    NODE_ENV=production
+WORKDIR /app
+
+# Dependencies first (they change least), then the package metadata, the shim
+# and the compiled program; everything stays root-owned and read-only to `node`.
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
 # Without src/, the shim runs dist/.
 COPY bin ./bin
 COPY --from=build /src/dist ./dist
