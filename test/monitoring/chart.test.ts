@@ -184,6 +184,15 @@ describe('Helm chart and kustomizations', { timeout: 300_000 }, () => {
     }
   });
 
+  test('provider linux is refused with the reason (it runs on the router, not from this chart)', (t) => {
+    const tl = requireTools(t);
+    if (!tl) return;
+    assert.throws(
+      () => run(tl.helm, ['template', 'r', CHART, '--set', 'provider=linux']),
+      /provider linux changes the routing table of the host it runs on: run it on the router/,
+    );
+  });
+
   test('the chart and the kustomizations render the same objects for the same choices', (t) => {
     const tl = requireTools(t);
     if (!tl) return;
