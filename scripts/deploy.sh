@@ -14,6 +14,9 @@ bash scripts/testenv.sh build > /dev/null
 bash scripts/monitoring-tools.sh build > /dev/null
 bash scripts/moto.sh install > /dev/null
 bash scripts/image.sh build
+# What the image ships, next to it (CycloneDX).
+bash scripts/image.sh sbom dist-image/sbom.cdx.json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); n=len(d["components"]); assert n > 50, n; print(f"[deploy] SBOM: {n} components in {sys.argv[1]}")' dist-image/sbom.cdx.json
 while IFS='=' read -r k v; do
   case "$k" in
     KUBE_APISERVER | KUBE_CONTROLLER_MANAGER | KWOK | ETCD | ETCD_KIND | HELM | CONTAINERS_CONF) export "$k=$v" ;;
