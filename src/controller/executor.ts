@@ -28,8 +28,13 @@ export interface ExecutionResult {
   /** R47: no reconcile may start before this (absolute ms), if set. */
   readonly throttleUntil: number | undefined;
   readonly throttled: boolean;
-  /** R65: every provider call of this execution plainly succeeded (no conflict retried, no failure). */
-  readonly clean: boolean;
+  /**
+   * R65/R85: the cloud's route state is still known: every provider call of
+   * this execution plainly succeeded or was refused as `throttled` or
+   * `permanent` (the cloud did not act); no conflict, not even one retried
+   * into a success, no other failure, no abort.
+   */
+  readonly stateKnown: boolean;
 }
 
 export interface ExecutorDeps {
@@ -50,6 +55,19 @@ export interface ExecutorDeps {
   readonly writeLimiter?: WritePacer | undefined;
   /** Seconds spent waiting for the write budget (a metric). */
   readonly onPaced?: ((seconds: number) => void) | undefined;
+  /** R86: the memory of a throttle across reconciles when no pacer keeps it. */
+  readonly throttleProbe?: ThrottleProbe | undefined;
+}
+
+/**
+ * R86: whether the cloud's last answer to a write was a throttle. Shared by
+ * all reconciles of a controller that plans against the route cache without a
+ * write pacer: there, unlike a listing reconcile (whose list goes first and is
+ * refused first), every pending write of the retry would reach the throttling
+ * cloud at once.
+ */
+export interface ThrottleProbe {
+  throttled: boolean;
 }
 
 /** R24: upstream RetryOnConflict with updateNetworkConditionBackoff. */
@@ -58,14 +76,20 @@ export const conflictDelayMs = (random: () => number): number => 100 * (1 + rand
 
 const NOT_RUN: OpResult = { status: 'deferred', durationMs: 0, attempts: 0 };
 
+/** R85: answers after which the cloud did not act, so the route cache still describes it. */
+const KNOWN_FAILURES: ReadonlySet<string> = new Set(['throttled', 'permanent']);
+
 class Run {
   throttled = false;
-  clean = true;
+  stateKnown = true;
   throttleUntil: number | undefined;
   private readonly deps: ExecutorDeps;
   /** Aborted on the first throttle, so calls waiting for the write budget stop at once. */
   private readonly stopPacing = new AbortController();
   private readonly paceSignal: AbortSignal;
+  /** R86: settles when the write probing a throttling cloud has its answer. */
+  private probe: Promise<void> | undefined;
+  private endProbe: (() => void) | undefined;
 
   constructor(deps: ExecutorDeps) {
     this.deps = deps;
@@ -95,10 +119,36 @@ class Run {
     return this.gate();
   }
 
+  /**
+   * R86: after a throttle, the first write goes alone; the others wait for its
+   * answer (then the gate defers them if it was throttled too). True for the
+   * caller that became the probe, which must call releaseProbe().
+   */
+  async probeTurn(): Promise<boolean> {
+    for (;;) {
+      if (this.probe === undefined) {
+        if (this.deps.throttleProbe?.throttled !== true) return false;
+        this.probe = new Promise<void>((resolve) => (this.endProbe = resolve));
+        return true;
+      }
+      await this.probe;
+    }
+  }
+
+  releaseProbe(): void {
+    // Waiters loop: if the answer was neither a success nor a throttle, the next one probes.
+    this.probe = undefined;
+    this.endProbe?.();
+  }
+
   note(r: { outcome: string; retryAfterMs: number | undefined }): void {
-    if (r.outcome === 'success') this.deps.writeLimiter?.onSuccess();
-    else this.clean = false;
+    const probe = this.deps.throttleProbe;
+    if (r.outcome === 'success') {
+      this.deps.writeLimiter?.onSuccess();
+      if (probe) probe.throttled = false;
+    } else if (!KNOWN_FAILURES.has(r.outcome)) this.stateKnown = false;
     if (r.outcome === 'throttled' || r.retryAfterMs !== undefined) {
+      if (probe) probe.throttled = true;
       this.deps.writeLimiter?.onThrottle(r.retryAfterMs);
       this.throttled = true;
       this.stopPacing.abort();
@@ -136,9 +186,16 @@ class Run {
       const r = await slot(async () => {
         const gated = this.gate() ?? (await this.paced());
         if (gated) return gated;
-        const res = await once();
-        this.note(res.ok ? { outcome: 'success', retryAfterMs: undefined } : res);
-        return res;
+        const probing = await this.probeTurn();
+        try {
+          const after = this.gate(); // the probe's throttle defers this call (R47)
+          if (after) return after;
+          const res = await once();
+          this.note(res.ok ? { outcome: 'success', retryAfterMs: undefined } : res);
+          return res;
+        } finally {
+          if (probing) this.releaseProbe();
+        }
       });
       if (typeof r === 'string') return attempt === 1 ? { ...NOT_RUN, status: r } : { ...last, status: r };
       last = this.toOp(r, attempt);
@@ -154,14 +211,15 @@ export async function executePlan(
   deps: ExecutorDeps,
 ): Promise<ExecutionResult> {
   if (deletes.length === 0 && creates.length === 0) {
-    return { deletes: [], creates: [], throttleUntil: undefined, throttled: false, clean: true };
+    return { deletes: [], creates: [], throttleUntil: undefined, throttled: false, stateKnown: true };
   }
   const run = new Run(deps);
   const r = deps.routes.applyRoutes
     ? await executeBatched(run, deletes, creates, deps)
     : await executePerRoute(run, deletes, creates, deps);
-  const clean = run.clean && [...r.deletes, ...r.creates].every((o) => o.status === 'ok');
-  return { ...r, throttleUntil: run.throttleUntil, throttled: run.throttled, clean };
+  // A deferred operation never ran; a canceled one may have (R85 counts aborts as unknown).
+  const stateKnown = run.stateKnown && [...r.deletes, ...r.creates].every((o) => o.status !== 'canceled');
+  return { ...r, throttleUntil: run.throttleUntil, throttled: run.throttled, stateKnown };
 }
 
 async function executePerRoute(

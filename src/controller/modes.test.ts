@@ -169,16 +169,21 @@ describe('watch mode (SPEC §5–6)', () => {
     await q.stop();
   });
 
-  it('R47 (watch): throttled → no reconcile before the deadline; retry after max(dₙ, retryAfter)', async () => {
+  it('R47 (watch): throttled → no reconcile before the deadline; a throttle alone retries at it (R70)', async () => {
     const h = watchHarness({ nodes: [{ name: 'n', podCIDRs: ['10.120.0.0/24'] }] });
     h.cloud.failNext(1, ['create'], () => new ThrottledError('429', { retryAfterMs: 45 * S }));
     h.start();
     await h.clock.advance(1);
     h.cluster.createNode({ name: 'm', podCIDRs: ['10.120.1.0/24'] }); // a node event does not bypass the deadline
     await h.clock.advance(44 * S);
-    assert.equal(h.cloud.count('list'), 1);
+    assert.equal(h.reports.length, 1);
+    assert.equal(h.cloud.calls.length, 2, 'the list and the throttled create, nothing after');
     await h.clock.advance(2 * S);
-    assert.equal(h.cloud.count('list'), 2);
+    assert.equal(h.reports.length, 2, 'the retry and the node event: one reconcile at the deadline');
+    assert.equal(h.reports[1]!.trigger, 'node_change');
+    // R85: the throttled answer changed nothing, so the retry plans against the route cache.
+    assert.equal(h.reports[1]!.source, 'cache');
+    assert.equal(h.cloud.count('list'), 1);
     assert.deepEqual(h.routeSet(), ['10.120.0.0/24->n', '10.120.1.0/24->m']);
     await h.stop();
   });

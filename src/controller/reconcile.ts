@@ -20,7 +20,7 @@ import type { NodeLister, Routes } from '../core/types.ts';
 import type { WritePacer } from '../core/write-pacer.ts';
 import type { CloudCaller } from './cloud-call.ts';
 import type { CreationLatencyTracker } from './creation-latency.ts';
-import { executePlan, type ExecutionResult } from './executor.ts';
+import { executePlan, type ExecutionResult, type ThrottleProbe } from './executor.ts';
 import type { Outcome, RouteControllerMetrics, Trigger } from './metrics.ts';
 import { logDryRunPlan, logNodeActions, reportPlanProblems } from './plan-report.ts';
 import { writeCondition } from './condition-writer.ts';
@@ -43,6 +43,8 @@ export interface ReconcileDeps {
   readonly writeLimiter: WritePacer | undefined;
   /** R65: the route cache; undefined when the fast path is off (periodic mode, dry run, --route-cache=false). */
   readonly cache: RouteCache | undefined;
+  /** R86: set with the route cache when no write pacer runs. */
+  readonly throttleProbe?: ThrottleProbe | undefined;
   readonly dryRun: boolean;
   readonly expectations: ConditionExpectations;
   readonly latency: CreationLatencyTracker;
@@ -62,7 +64,7 @@ export interface ReconcileReport {
   readonly durationMs: number;
   /** R47 deadline (absolute ms). */
   readonly throttleUntil: number | undefined;
-  /** R47 fired, and nothing but throttling went wrong (R70: no R46 escalation). */
+  /** R47 fired, and nothing but throttling (and permanent failures, R85) went wrong (R70: no R46 escalation). */
   readonly throttleOnly: boolean;
   /** Where the routes came from: a listRoutes call, or the route cache (R66). */
   readonly source: RouteSource;
@@ -110,8 +112,12 @@ export async function reconcile(
       ...counts,
       durationMs: clock.now() - start,
       throttleUntil: exec?.throttleUntil,
+      // R85: permanent failures beside the throttle change nothing about when to retry.
       throttleOnly:
-        throttled && [...failureKinds].every((k) => k === 'throttled' || (k === 'list' && listThrottled)),
+        throttled &&
+        [...failureKinds].every(
+          (k) => k === 'throttled' || k === 'permanent' || (k === 'list' && listThrottled),
+        ),
       source,
       handover,
       failureKinds,
@@ -150,7 +156,7 @@ export async function reconcile(
         deletes: [],
         creates: [],
         throttled: listed.outcome === 'throttled',
-        clean: false,
+        stateKnown: false,
         throttleUntil: listed.retryAfterMs === undefined ? undefined : clock.now() + listed.retryAfterMs,
       },
       `error listing routes: ${errorMessage(listed.error)}`,
@@ -206,6 +212,7 @@ export async function reconcile(
     scope,
     signal,
     writeLimiter: deps.writeLimiter,
+    throttleProbe: deps.throttleProbe,
     onPaced: (seconds) => deps.metrics?.cloudWriteWait.inc(seconds),
   });
 
@@ -267,8 +274,8 @@ export async function reconcile(
       if (pc.action === 'keep' && pc.canonical) deps.latency.kept(np.uid, pc.canonical);
   }
 
-  // R65: any outcome but a plain success leaves the cloud's state unknown.
-  if (!exec.clean && deps.cache?.isValid(start)) {
+  // R65/R85: only a throttled or permanent answer says the cloud did not act; anything else leaves its state unknown.
+  if (!exec.stateKnown && deps.cache?.isValid(start)) {
     deps.cache.invalidate();
     deps.metrics?.cacheInvalidations.inc({ reason: 'call_failed' });
   }

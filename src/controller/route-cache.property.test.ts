@@ -1,18 +1,23 @@
-// Property-based safety of watch mode with the route cache (SPEC R65–R67) and
-// the adaptive pacer (R68–R70), over random sequences of node events,
-// out-of-band cloud changes and cloud faults (fast-check, seeded):
+// Property-based safety of watch mode with the route cache (SPEC R65–R67), the
+// known outcomes that keep it (R85) and the adaptive pacer (R68–R70), over
+// random sequences of node events, out-of-band cloud changes and cloud faults
+// (retryable, throttled with and without a retry time, permanent; fast-check,
+// seeded):
 //  (a) no delete ever removes a route outside the cluster CIDRs, an unmanaged
 //      route, or a live node's route for a pod CIDR it alone claims (as the
 //      reconcile that planned the delete saw the nodes), whatever the cache held;
-//  (b) once faults stop and one listing reconcile has run, the cloud is a
-//      fixpoint of listing reconciles and holds exactly the desired routes.
+//  (b) once faults stop, watch mode on its own holds exactly the desired routes
+//      within 1.1 P (R49: the safety resync re-arms after every listing
+//      reconcile, even one that failed for good);
+//  (c) then one listing reconcile changes nothing more: the cloud is a fixpoint.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { canonicalCIDR, parseCIDR, tryParseCIDR } from '../core/cidr.ts';
+import { PermanentError, RetryableError, ThrottledError } from '../core/errors.ts';
 import { isResponsibleForRoute } from '../core/responsibility.ts';
 import type { CallOptions, Node, Route } from '../core/types.ts';
-import { harness, ip } from '../testing/harness.ts';
+import { harness, ip, type Harness } from '../testing/harness.ts';
 
 const CLUSTER = ['10.120.0.0/16'];
 const clusterCidrs = CLUSTER.map((c) => parseCIDR(c));
@@ -39,15 +44,29 @@ const stepArb = fc.oneof(
     dest: fc.constantFrom(...DESTS),
     target: fc.constantFrom(...NAMES, 'gone', ''),
   }),
-  fc.record({ kind: fc.constant('faults' as const), rate: fc.constantFrom(0, 0.5, 1) }),
+  fc.record({
+    kind: fc.constant('faults' as const),
+    rate: fc.constantFrom(0, 0.5, 1),
+    error: fc.constantFrom('retryable', 'throttled', 'throttled-after', 'permanent'),
+    reads: fc.boolean(),
+  }),
   fc.record({ kind: fc.constant('wait' as const), ms: fc.constantFrom(0, 15, 40, 3000, 15_000) }),
 );
 const scenarioArb = fc.record({
   initial: fc.subarray(NAMES),
   steps: fc.array(stepArb, { minLength: 1, maxLength: 14 }),
   paced: fc.boolean(),
+  /** Safety resync period (R49): the default, or short enough to fire during the faults. */
+  resyncMs: fc.constantFrom(3_600_000, 20_000),
   seed: fc.integer({ min: 1, max: 1_000_000 }),
 });
+
+const FAULTS = {
+  retryable: () => new RetryableError('503 (injected)'),
+  throttled: () => new ThrottledError('RequestLimitExceeded (injected)'),
+  'throttled-after': () => new ThrottledError('429 (injected)', { retryAfterMs: 2_000 }),
+  permanent: () => new PermanentError('refused (injected)'),
+} as const;
 
 /** Uncontested claimant per canonical pod CIDR (R21 resolves the contested ones). */
 function owners(nodes: readonly Node[]): Map<string, string> {
@@ -64,8 +83,24 @@ function owners(nodes: readonly Node[]): Map<string, string> {
   return out;
 }
 
+/** Every uncontested pod CIDR routes to its claimant; no managed route is left that no node claims. */
+function assertDesired(h: Harness, when: string): void {
+  const own = owners(h.cluster.list());
+  const byDest = new Map(h.cloud.snapshot().map((r) => [canonicalCIDR(r.destinationCIDR), r]));
+  for (const [c, node] of own) {
+    assert.equal(byDest.get(c)?.targetNode, node, `${when}: ${c} routes to its only claimant ${node}`);
+  }
+  for (const [c, r] of byDest) {
+    if (c === undefined || !isResponsibleForRoute(clusterCidrs, parseCIDR(c))) continue;
+    const claimed = h.cluster
+      .list()
+      .some((n) => (n.spec?.podCIDRs ?? []).some((p) => canonicalCIDR(p) === c));
+    assert.ok(claimed, `${when}: stale managed route ${c} -> ${r.targetNode} survived`);
+  }
+}
+
 describe('route cache safety (property-based)', () => {
-  it('never deletes what it must not; a listing reconcile after the faults converges', async () => {
+  it('never deletes what it must not; watch mode alone converges after the faults (R49, R85), to a fixpoint of listing reconciles', async () => {
     await fc.assert(
       fc.asyncProperty(scenarioArb, async (s) => {
         const h = harness({
@@ -80,6 +115,7 @@ describe('route cache safety (property-based)', () => {
           controller: {
             watchBasedReconciliation: true,
             cloudCallTimeoutMs: 5000,
+            routeResyncPeriodMs: s.resyncMs,
             ...(s.paced ? { cloudWriteLimit: { qps: 5, burst: 4 } } : {}),
           },
         });
@@ -135,7 +171,12 @@ describe('route cache safety (property-based)', () => {
               break;
             case 'faults':
               h.cloud.clearFaults();
-              if (st.rate > 0) h.cloud.failFraction(st.rate, ['create', 'delete']);
+              if (st.rate > 0)
+                h.cloud.failFraction(
+                  st.rate,
+                  st.reads ? ['list', 'create', 'delete'] : ['create', 'delete'],
+                  FAULTS[st.error],
+                );
               break;
             case 'wait':
               await h.clock.advance(st.ms);
@@ -143,11 +184,13 @@ describe('route cache safety (property-based)', () => {
           }
         }
         h.cloud.clearFaults();
-        await h.clock.advance(60_000);
+        // (b): no node event after the faults, yet a list comes within 1.1 P of the last one and repairs all.
+        await h.clock.advance(1.1 * s.resyncMs + 60_000);
+        assertDesired(h, 'watch mode alone');
         await h.stop();
         assert.deepEqual(violations, []);
 
-        // (b): one listing reconcile after the faults, then a second one changes nothing.
+        // (c): one listing reconcile after the faults, then a second one changes nothing.
         await h.reconcile('periodic');
         const after = h.cloud.snapshot().map((r) => `${r.name}:${r.destinationCIDR}->${r.targetNode}`);
         const calls = h.cloud.calls.length;
@@ -159,18 +202,7 @@ describe('route cache safety (property-based)', () => {
           after,
         );
         assert.deepEqual(violations, []);
-        const own = owners(h.cluster.list());
-        const byDest = new Map(h.cloud.snapshot().map((r) => [canonicalCIDR(r.destinationCIDR), r]));
-        for (const [c, node] of own) {
-          assert.equal(byDest.get(c)?.targetNode, node, `${c} routes to its only claimant ${node}`);
-        }
-        for (const [c, r] of byDest) {
-          if (c === undefined || !isResponsibleForRoute(clusterCidrs, parseCIDR(c))) continue;
-          const claimed = h.cluster
-            .list()
-            .some((n) => (n.spec?.podCIDRs ?? []).some((p) => canonicalCIDR(p) === c));
-          assert.ok(claimed, `stale managed route ${c} -> ${r.targetNode} survived`);
-        }
+        assertDesired(h, 'after a listing reconcile');
       }),
       { numRuns: 150 },
     );

@@ -3,7 +3,7 @@
 // every invalidation case makes the next reconcile list.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConflictError, RetryableError, ThrottledError } from '../core/errors.ts';
+import { ConflictError, QuotaExceededError, RetryableError } from '../core/errors.ts';
 import type { CallOptions, OperationResult, Route, RoutePlan, Routes } from '../core/types.ts';
 import { harness, ip } from '../testing/harness.ts';
 import type { MemoryRoutes } from '../cloud/memory/memory-routes.ts';
@@ -72,17 +72,18 @@ describe('route cache (SPEC R65–R67)', () => {
     await h.stop();
   });
 
+  // R85: throttled and permanent answers keep the cache (src/controller/known-outcomes.test.ts).
   const failures: [string, (h: H) => void][] = [
     ['a retryable error', (h) => h.cloud.failNext(1, ['create'], () => new RetryableError('503'))],
-    [
-      'a throttle',
-      (h) => h.cloud.failNext(1, ['create'], () => new ThrottledError('slow down', { retryAfterMs: 3 * S })),
-    ],
     [
       'a conflict (even one R24 retried into a success)',
       (h) => h.cloud.failNext(1, ['create'], () => new ConflictError('busy')),
     ],
     ['a timeout', (h) => h.cloud.hangNext(1, ['create'])],
+    [
+      'a quota error (only a list shows the stale routes that may hold the quota)',
+      (h) => h.cloud.failNext(1, ['create'], () => new QuotaExceededError('route limit reached')),
+    ],
   ];
   for (const [what, inject] of failures) {
     it(`R65: after ${what} the cache is dropped and the next reconcile, retry or node change, lists`, async () => {
@@ -129,20 +130,22 @@ describe('route cache (SPEC R65–R67)', () => {
     await b.stop();
   });
 
-  it('R65: periodic (safety resync) and retry triggers always list', async () => {
+  it('R65: the safety resync always lists; a retry uses the cache when it is still valid (R66)', async () => {
     const h = watching({ controller: { routeResyncPeriodMs: 60 * S } });
     await started(h);
     await h.clock.advance(70 * S);
     const periodic = h.reports.filter((r) => r.trigger === 'periodic');
     assert.equal(periodic.length, 1);
     assert.equal(periodic[0]!.source, 'list');
-    // A failed condition write makes a retry; the retry lists although the cache is valid.
+    // A failed condition write makes a retry; the cloud answered every call, so the cache stands.
     h.cluster.failPatches(1, 500);
     join(h, 'b', '10.120.1.0/24');
     await h.clock.advance(30 * S);
     const retry = h.reports.find((r) => r.trigger === 'retry');
     assert.ok(retry, 'retried');
-    assert.equal(retry.source, 'list');
+    assert.equal(retry.source, 'cache');
+    assert.equal(h.cloud.count('list'), 2, 'the start and the resync');
+    assert.equal(h.conditions()['b'], 'False/RouteCreated');
     await h.stop();
   });
 

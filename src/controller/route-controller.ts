@@ -59,6 +59,8 @@ export class RouteController {
       onProgress: progress,
     });
     const writer = options.statusWriter;
+    const writeLimiter = writePacer(options, this.clock, this.metrics);
+    const cache = routeCache(options);
     this.deps = {
       routes: options.routes,
       caller,
@@ -75,8 +77,10 @@ export class RouteController {
       clusterName: options.clusterName ?? DEFAULTS.clusterName,
       clusterCIDRs: this.clusterCIDRs,
       maxConcurrent: options.maxConcurrentRouteOperations ?? DEFAULTS.maxConcurrentRouteOperations,
-      writeLimiter: writePacer(options, this.clock, this.metrics),
-      cache: routeCache(options),
+      writeLimiter,
+      cache,
+      // R86: with the route cache and no pacer, nothing else remembers a throttle between reconciles.
+      throttleProbe: cache !== undefined && writeLimiter === undefined ? { throttled: false } : undefined,
       dryRun: options.dryRun ?? false,
       expectations: new ConditionExpectations(),
       latency: new CreationLatencyTracker(),

@@ -30,6 +30,7 @@ export class WatchMode {
   private informerResyncTimer: TimerHandle | undefined;
   private consecutiveErrors = 0;
   private hardStop: AbortSignal = new AbortController().signal;
+  private readonly minIntervalMs: number;
 
   constructor(
     opts: RouteControllerOptions,
@@ -43,9 +44,10 @@ export class WatchMode {
     this.clock = clock;
     this.metrics = metrics;
     this.reconcileOnce = reconcileOnce;
+    this.minIntervalMs = opts.minReconcileIntervalMs ?? DEFAULTS.minReconcileIntervalMs;
     this.queue = new RouteWorkQueue(
       clock,
-      opts.minReconcileIntervalMs ?? DEFAULTS.minReconcileIntervalMs,
+      this.minIntervalMs,
       (t, cached) => this.process(t, cached),
       {
         onAdd: (t) => {
@@ -62,10 +64,11 @@ export class WatchMode {
         },
         onDone: (_t, workMs) => metrics?.workDuration.observe(Q, workMs / 1000),
       },
-      // R66: node changes and condition drift may use a valid cache; periodic and retry always list.
+      // R66: node changes, condition drift and retries may use a valid cache; the safety resync always lists.
+      // A retry finds it valid only after known outcomes (R85): anything else dropped it (R65).
       (pending) =>
         deps.cache !== undefined &&
-        [...pending].every((t) => t === 'node_change' || t === 'condition_drift') &&
+        [...pending].every((t) => t === 'node_change' || t === 'condition_drift' || t === 'retry') &&
         deps.cache.isValid(clock.now()),
     );
     metrics?.setQueueProbe({ runningSeconds: () => this.queue.runningMs() / 1000 });
@@ -125,31 +128,43 @@ export class WatchMode {
 
   private async process(trigger: Trigger, cached: boolean): Promise<void> {
     const report = await this.reconcileOnce(trigger, this.hardStop, cached ? 'cache' : 'list');
+    // R49: the resync bounds the age of the last *list*, so every listing reconcile re-arms it, whatever
+    // its outcome (a permanent failure, which nothing retries, must not leave the cluster without it);
+    // cached reconciles do not postpone it.
+    if (report.source === 'list') this.armSafetyResync();
     if (report.throttleUntil !== undefined) this.queue.setThrottleDeadline(report.throttleUntil);
     if (report.handover) {
       // R67: the cache is gone; a listing reconcile takes over under R44/R47 (R46 if it fails too).
       this.queue.add('node_change');
       return;
     }
+    // R85: a permanent failure is a known outcome no retry changes: it neither counts towards n nor
+    // decides the retry; a reconcile that failed only so is, for R46, a success.
+    const kinds = [...report.failureKinds];
+    const onlyPermanent = kinds.length > 0 && kinds.every((k) => k === 'permanent');
+    const others = new Set(kinds.filter((k) => k !== 'permanent'));
     if (report.outcome === 'error' && report.throttleOnly) {
       // R70: throttling is no failure to back off from: retry when the cloud and the pacer allow.
-      const wait = Math.max(
+      let wait = Math.max(
         0,
         (report.throttleUntil ?? 0) - this.clock.now(),
         this.deps.writeLimiter?.nextWriteInMs() ?? 0,
       );
+      // R70: with neither a retry time still ahead nor a pacer, the retry, now cached (R85), keeps the
+      // spacing R44 gave it when every retry listed, so an unpaced controller does not hammer the cloud.
+      if ((report.throttleUntil ?? 0) <= this.clock.now() && this.deps.writeLimiter === undefined)
+        wait = Math.max(wait, this.minIntervalMs - report.durationMs);
       this.armRetry(wait);
-    } else if (report.outcome === 'error') {
+    } else if (report.outcome === 'error' && !onlyPermanent) {
       this.consecutiveErrors++;
-      const delay = retryDelayMs(this.consecutiveErrors, report.failureKinds, this.deps.random);
+      const delay = retryDelayMs(this.consecutiveErrors, others, this.deps.random);
       if (delay !== undefined) {
         // R47: in watch mode the retry comes after max(dₙ, retryAfterMs).
         this.armRetry(Math.max(delay, (report.throttleUntil ?? 0) - this.clock.now()));
       }
     } else {
+      // changed, noop, or only permanent failures (R46, R85): the next failure starts again at 10 s.
       this.consecutiveErrors = 0;
-      // R49: the resync bounds the age of the last *list*; cached reconciles do not postpone it.
-      if (report.source === 'list') this.armSafetyResync();
     }
   }
 
@@ -161,7 +176,7 @@ export class WatchMode {
     }, waitMs);
   }
 
-  /** R49: re-armed after each changed/noop reconcile; failures do not cancel it. */
+  /** R49: re-armed after each listing reconcile, whatever its outcome; failures do not cancel it. */
   private armSafetyResync(): void {
     const period = this.opts.routeResyncPeriodMs ?? DEFAULTS.routeResyncPeriodMs;
     if (period <= 0) return;

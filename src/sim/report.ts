@@ -125,7 +125,11 @@ function rows(c: Comparison): (Row | string)[] {
     ],
     [
       'out-of-band delete repaired',
-      ...each((m) => secs(m.oobRepairMs === undefined ? undefined : m.oobRepairMs / 1000)),
+      ...each((m) =>
+        m.oobUnseen !== undefined
+          ? 'no list yet'
+          : secs(m.oobRepairMs === undefined ? undefined : m.oobRepairMs / 1000),
+      ),
       'after the route vanished',
     ],
     ['workqueue_retries_total', '-', String(c.watchUpstream.retries), String(w.retries)],

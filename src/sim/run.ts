@@ -62,8 +62,18 @@ export interface ModeResult {
   readonly unrouted: number;
   /** Time from the out-of-band delete to the route's re-creation, if both happened. */
   readonly oobRepairMs: number | undefined;
+  /**
+   * Set when the route deleted out-of-band is still missing and no ListRoutes
+   * succeeded after the delete: the controller cannot have seen it, and only
+   * its next list repairs it (with the route cache, the safety resync, R49).
+   * `lastListMs`: start of the last successful list, ms since the run's start.
+   */
+  readonly oobUnseen: { readonly lastListMs: number } | undefined;
   readonly final: FinalState;
 }
+
+/** R49's period as the runs use it (the daemon's default, SPEC §7.1). */
+export const SAFETY_RESYNC_MS = 3_600_000;
 
 export interface RunOptions {
   readonly mode: Mode;
@@ -177,7 +187,7 @@ export async function runMode(
     // The daemon's defaults (SPEC §7.1, R10).
     routeReconciliationPeriodMs: 10_000,
     minReconcileIntervalMs: 10_000,
-    routeResyncPeriodMs: 3_600_000,
+    routeResyncPeriodMs: SAFETY_RESYNC_MS,
     onReconcile: (r) => {
       // A reconcile cut short by the stop after the last simulated millisecond is not part of the run.
       if (!recording) return;
@@ -309,6 +319,11 @@ export async function runMode(
           c.start >= oobDelete!.at,
       )
     : undefined;
+  const lastList = cloud.calls.filter((c) => c.op === 'list' && c.outcome === 'ok').at(-1);
+  const oobUnseen =
+    oobDelete && repair === undefined && (lastList === undefined || lastList.start < oobDelete.at)
+      ? { lastListMs: lastList === undefined ? 0 : lastList.start - t0 }
+      : undefined;
 
   return {
     mode: o.mode,
@@ -321,6 +336,7 @@ export async function runMode(
     latencies,
     unrouted,
     oobRepairMs: repair && oobDelete ? repair.end - oobDelete.at : undefined,
+    oobUnseen,
     final,
   };
 }
