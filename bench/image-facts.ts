@@ -18,7 +18,7 @@ import { podman, serviceAccountToken } from '../test/deploy/pod.ts';
 import { helmPath, NAMESPACE, Release } from '../test/deploy/release.ts';
 import {
   createObject,
-  getNode,
+  type KubeNode,
   metricSum,
   networkUnavailable,
   registerNode,
@@ -26,12 +26,14 @@ import {
   waitUntil,
 } from '../test/deploy/scenario.ts';
 import { IMAGE } from '../test/deploy/skip.ts';
+import { apiRequest } from '../test/support/controlplane.ts';
 import { startPeer, VARIANTS } from './lib/peers.ts';
 
 const { values } = parseArgs({
   options: { out: { type: 'string', default: 'bench/results/image-facts.json' } },
 });
-const CIDRS = ['10.244.0.0/16', 'fd00:10:244::/56'];
+// Room for 1,000 nodes at kube-controller-manager's default masks (/24 and /64).
+const CIDRS = ['10.64.0.0/14', 'fd00:10::/48'];
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function rssMB(pid: number): number {
@@ -53,19 +55,26 @@ async function register(c: Cluster, from: number, to: number): Promise<void> {
 
 async function allAssigned(c: Cluster, n: number): Promise<void> {
   await waitUntil(`${n} nodes with pod CIDRs`, 300_000, async () => {
-    const r = await import('../test/support/controlplane.ts').then((m) =>
-      m.apiRequest(c.cp.adminKubeconfig, 'GET', '/api/v1/nodes'),
-    );
+    const r = await apiRequest(c.cp.adminKubeconfig, 'GET', '/api/v1/nodes');
     const items = (JSON.parse(r.body) as { items: { spec: { podCIDRs?: string[] } }[] }).items;
     const done = items.filter((i) => (i.spec.podCIDRs ?? []).length === 2).length;
     return done === n ? true : `${done}/${n}`;
   });
 }
 
+/** Nodes whose NetworkUnavailable is False/RouteCreated (their pods are schedulable). */
+async function routedNodes(c: Cluster): Promise<number> {
+  const r = await apiRequest(c.cp.adminKubeconfig, 'GET', '/api/v1/nodes');
+  const items = (JSON.parse(r.body) as { items: KubeNode[] }).items;
+  return items.filter((n) => networkUnavailable(n) === 'False/RouteCreated').length;
+}
+
 async function imageComposition(): Promise<Record<string, number>> {
   const out = await podman([
     'run',
     '--rm',
+    '--user',
+    '0',
     '--entrypoint',
     'du',
     IMAGE,
@@ -93,17 +102,42 @@ async function imageComposition(): Promise<Record<string, number>> {
     nodeBinaryMB: mb(kb.get('/usr/local/bin/node') ?? 0),
     nodeModulesMB: mb(kb.get('/app/node_modules') ?? 0),
     distMB: mb(kb.get('/app/dist') ?? 0),
-    debianMB: mb(
-      (kb.get('/usr') ?? 0) +
-        (kb.get('/var') ?? 0) +
-        (kb.get('/etc') ?? 0) -
-        (kb.get('/usr/local/bin/node') ?? 0),
-    ),
+    // du counts a path once: /usr here is without the Node binary counted above.
+    debianMB: mb((kb.get('/usr') ?? 0) + (kb.get('/var') ?? 0) + (kb.get('/etc') ?? 0)),
   };
 }
 
+/** An empty Node.js process in the same image, same flags as the daemon's shim: the floor. */
+async function emptyNode(): Promise<Record<string, number>> {
+  const name = `image-facts-floor-${process.pid}`;
+  await podman([
+    'run',
+    '-d',
+    '--rm',
+    '--name',
+    name,
+    '--read-only',
+    '--cap-drop=ALL',
+    '--user',
+    '1000:1000',
+    '--entrypoint',
+    'node',
+    IMAGE,
+    '--max-semi-space-size=2',
+    '-e',
+    'setInterval(() => {}, 1000)',
+  ]);
+  try {
+    await sleep(5000);
+    const pid = Number((await podman(['inspect', '--format', '{{.State.Pid}}', name])).trim());
+    return { rssMB: rssMB(pid) };
+  } finally {
+    await podman(['rm', '-f', '-t', '0', name]);
+  }
+}
+
 async function ours(): Promise<Record<string, number>> {
-  const c = await startCluster({ auditedUsers: [], heartbeatMs: 300_000 });
+  const c = await startCluster({ auditedUsers: [], heartbeatMs: 300_000, clusterCIDRs: CIDRS });
   try {
     await register(c, 0, 100);
     await allAssigned(c, 100);
@@ -133,11 +167,17 @@ async function ours(): Promise<Record<string, number>> {
           /operation="create",outcome="success"/,
         );
         if (creates < 2 * n) return `${creates} creates`;
-        const last = await getNode(c, `node-${n - 1}`);
-        return networkUnavailable(last) === 'False/RouteCreated' ? true : 'conditions pending';
+        const routed = await routedNodes(c);
+        return routed === n ? true : `${routed}/${n} conditions`;
       });
     await converged(100);
-    const startToConvergedS = (Date.now() - t0) / 1000;
+    const convergedAt = Date.now();
+    const startToConvergedS = (convergedAt - t0) / 1000;
+    // podman prints e.g. "2026-12-04 19:05:01.123456789 +0000 UTC".
+    const started = (await podman(['inspect', '--format', '{{.State.StartedAt}}', pod.name])).trim();
+    const m = /^(\S+) (\d+:\d+:\d+)(\.\d{1,3})?\d* \+0000/.exec(started);
+    const containerStartToConvergedS =
+      m === null ? NaN : (convergedAt - Date.parse(`${m[1]}T${m[2]}${m[3] ?? ''}Z`)) / 1000;
     const pid = Number((await podman(['inspect', '--format', '{{.State.Pid}}', pod.name])).trim());
     await sleep(20_000);
     const rss100 = rssMB(pid);
@@ -147,14 +187,14 @@ async function ours(): Promise<Record<string, number>> {
     await sleep(20_000);
     const rss1000 = rssMB(pid);
     await release.stopPods();
-    return { startToConvergedS, rss100MB: rss100, rss1000MB: rss1000 };
+    return { startToConvergedS, containerStartToConvergedS, rss100MB: rss100, rss1000MB: rss1000 };
   } finally {
     await c.stop();
   }
 }
 
 async function upstream(): Promise<Record<string, number>> {
-  const c = await startCluster({ auditedUsers: [], heartbeatMs: 300_000 });
+  const c = await startCluster({ auditedUsers: [], heartbeatMs: 300_000, clusterCIDRs: CIDRS });
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'image-facts-'));
   try {
     await register(c, 0, 100);
@@ -174,9 +214,10 @@ async function upstream(): Promise<Record<string, number>> {
       const routed = async (n: number): Promise<void> => {
         const s = await peer.waitFor((x) => x.routes >= 2 * n, 600_000);
         if (s === undefined) throw new Error(`upstream: ${n} nodes not routed`);
-        await waitUntil(`upstream: node-${n - 1} condition`, 120_000, async () =>
-          networkUnavailable(await getNode(c, `node-${n - 1}`)) === 'False/RouteCreated' ? true : 'pending',
-        );
+        await waitUntil(`upstream: ${n} conditions`, 300_000, async () => {
+          const routed = await routedNodes(c);
+          return routed === n ? true : `${routed}/${n} conditions`;
+        });
       };
       await routed(100);
       const startToConvergedS = (Date.now() - t0) / 1000;
@@ -199,6 +240,8 @@ async function upstream(): Promise<Record<string, number>> {
 
 const image = await imageComposition();
 console.log('image', image);
+const floor = await emptyNode();
+console.log('empty Node.js process', floor);
 const ts = await ours();
 console.log('ours', ts);
 const go = await upstream();
@@ -212,6 +255,7 @@ const result = {
     kernel: os.release(),
   },
   image,
+  emptyNodeProcess: floor,
   ours: ts,
   upstream: go,
 };
