@@ -2,6 +2,7 @@
 import * as path from 'node:path';
 import { barChart, ecdfChart, lineChart, renderSvg, scalingChart, stripChart } from './lib/charts.ts';
 import type { Results } from './lib/results.ts';
+import { ipamChart } from './report-ipam.ts';
 import { isLatency, round, spread } from './lib/stats.ts';
 
 type Row = Record<string, string | number | null>;
@@ -80,6 +81,7 @@ export async function charts(r: Results, dir: string): Promise<void> {
       path.join(dir, 'singles.svg'),
     );
   }
+  await ipamChart(r, dir);
   if (r.settle.length) {
     const samples: Record<string, number[]> = {};
     for (const x of r.settle) {

@@ -6,6 +6,7 @@ import { charts } from './report-charts.ts';
 import { costSection, memorySection } from './report-cost-memory.ts';
 import { churnSection } from './report-churn.ts';
 import { shippedSection } from './report-shipped.ts';
+import { ipamSection } from './report-ipam.ts';
 import { fmt, fmtSpread, med, ratio, table } from './lib/format.ts';
 import type { Results } from './lib/results.ts';
 import { isLatency, percentile } from './lib/stats.ts';
@@ -296,6 +297,8 @@ export function summaryMarkdown(r: Results, chartPrefix = ''): string {
     idleSection(r, chartPrefix),
     ``,
     burstSection(r, chartPrefix),
+    ``,
+    ipamSection(r, chartPrefix),
     ``,
     churnSection(r),
     ``,

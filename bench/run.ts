@@ -23,6 +23,7 @@ import { shippedScenario } from './scenarios/shipped-run.ts';
 import { burstVirtual, idleHourVirtual } from './scenarios/virtual.ts';
 import { churnHourVirtual } from './scenarios/churn.ts';
 import { churnRealSession } from './scenarios/churn-real.ts';
+import { ipamSession, nodeAgentsMissing } from './scenarios/ipam.ts';
 import { testenvBinaries } from '../test/support/controlplane.ts';
 
 const SCENARIOS = Object.keys(SCENARIO_FIELDS) as Scenario[];
@@ -85,6 +86,7 @@ const results: Results = {
   memory: [],
   processCost: [],
   informerMemory: undefined,
+  ipam: [],
 };
 
 // The machine is shared: the 1-minute load average during the run says how much others ran meanwhile.
@@ -215,6 +217,40 @@ async function realScenarios(c: BenchCluster, variants: readonly Variant[]): Pro
   await c.admin.deleteAllNodes();
 }
 
+/**
+ * Kubelet-like registration with node IPAM and kwok: a control plane of its own per session
+ * (test/support/kwok-cluster.ts), started after the shared one stopped.
+ */
+async function ipamScenario(): Promise<void> {
+  const c = cfg.ipam;
+  if (c === undefined) {
+    results.meta.skipped['ipam'] = 'registration with node IPAM and kwok runs in the full suite only';
+    return;
+  }
+  const missing = testenvBinaries() === undefined ? 'kube-apiserver/etcd missing' : nodeAgentsMissing();
+  if (missing !== undefined) {
+    results.meta.skipped['ipam'] = missing;
+    return;
+  }
+  const goBin = upstreamBinary();
+  if (goBin === undefined)
+    results.meta.skipped['upstream'] = 'upstream peer missing: run `bash scripts/bench-build-upstream.sh`';
+  const variants = VARIANTS.filter((v) =>
+    v.kind === 'ts' ? v.id === 'ts-watch' : goBin !== undefined && ['go-watch', 'go-periodic'].includes(v.id),
+  );
+  for (let rep = 1; rep <= cfg.reps; rep++) {
+    for (const v of variants) {
+      log(`registration with node IPAM and kwok ${rep}/${cfg.reps}: ${v.id}, ${c.nodes} nodes`);
+      const r = await ipamSession(v, c, logDir, `ipam${rep}`);
+      results.ipam!.push(r);
+      log(
+        `  schedulable ${r.schedulable}/${c.nodes}, last after ${r.lastSchedulableS ?? '-'} s, p50 ${r.schedulableMs.p50 ?? '-'} ms`,
+      );
+      save();
+    }
+  }
+}
+
 /** Reuses the kube team's informer memory script (own control plane), when present. */
 async function informerMemoryScript(): Promise<void> {
   const script = path.resolve(import.meta.dirname, '..', 'scripts', 'informer-memory.ts');
@@ -297,6 +333,7 @@ async function main(): Promise<void> {
       }
     }
   }
+  if (only.has('ipam')) await ipamScenario();
   if (only.has('process') && testenvBinaries() !== undefined) await informerMemoryScript();
   results.meta.finishedAt = new Date().toISOString();
   results.meta.wallS = (Date.now() - t0) / 1000;

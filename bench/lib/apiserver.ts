@@ -204,6 +204,54 @@ rules:
 - level: None
 `;
 
+/** Binds both peers' users to the role upstream's route controller runs with (TESTENV.md section 5.5). */
+export async function bindRouteControllers(admin: AdminClient): Promise<void> {
+  for (const user of [TS_USER, GO_USER]) {
+    await admin.must('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: `routebench-${user}` },
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'ClusterRole',
+        name: 'system:controller:route-controller',
+      },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+    });
+  }
+}
+
+/**
+ * A BenchCluster on a control plane started elsewhere (e.g. test/support/kwok-cluster.ts) whose
+ * apiserver audits both peers' users into `auditFile`; `stop` stops that control plane.
+ */
+export async function benchClusterOn(
+  cp: ControlPlane,
+  auditFile: string,
+  stop: () => Promise<void>,
+  maxSockets?: number,
+): Promise<BenchCluster> {
+  const admin = new AdminClient(cp.adminKubeconfig, maxSockets);
+  try {
+    await bindRouteControllers(admin);
+    const goKubeconfig = await cp.userKubeconfig(GO_USER);
+    return {
+      cp,
+      admin,
+      tsKubeconfig: cp.controllerKubeconfig,
+      goKubeconfig,
+      audit: new AuditLog(auditFile),
+      async stop() {
+        admin.close();
+        await stop();
+      },
+    };
+  } catch (err) {
+    admin.close();
+    throw err;
+  }
+}
+
 export async function startBenchCluster(): Promise<BenchCluster> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'routebench-audit-'));
   const policy = path.join(dir, 'policy.yaml');
@@ -217,34 +265,10 @@ export async function startBenchCluster(): Promise<BenchCluster> {
     ],
   });
   try {
-    const admin = new AdminClient(cp.adminKubeconfig);
-    // The bootstrap role upstream's route controller runs with (TESTENV.md section 5.5).
-    for (const user of [TS_USER, GO_USER]) {
-      await admin.must('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'ClusterRoleBinding',
-        metadata: { name: `routebench-${user}` },
-        roleRef: {
-          apiGroup: 'rbac.authorization.k8s.io',
-          kind: 'ClusterRole',
-          name: 'system:controller:route-controller',
-        },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-      });
-    }
-    const goKubeconfig = await cp.userKubeconfig(GO_USER);
-    return {
-      cp,
-      admin,
-      tsKubeconfig: cp.controllerKubeconfig,
-      goKubeconfig,
-      audit: new AuditLog(auditFile),
-      async stop() {
-        admin.close();
-        await cp.stop();
-        fs.rmSync(dir, { recursive: true, force: true });
-      },
-    };
+    return await benchClusterOn(cp, auditFile, async () => {
+      await cp.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
   } catch (err) {
     await cp.stop();
     throw err;

@@ -72,6 +72,7 @@ export function ecdfChart(
   samples: Record<string, number[]>,
   xTitle: string,
   totals: Record<string, number> = {},
+  yTitle = 'fraction of nodes routed',
 ): TopLevelSpec {
   const rows: Row[] = [];
   for (const [series, values] of Object.entries(samples)) {
@@ -86,7 +87,7 @@ export function ecdfChart(
     mark: { type: 'line', interpolate: 'step-after' },
     encoding: {
       x: { field: 'x', type: 'quantitative', title: xTitle },
-      y: { field: 'f', type: 'quantitative', title: 'fraction of nodes routed', scale: { domain: [0, 1] } },
+      y: { field: 'f', type: 'quantitative', title: yTitle, scale: { domain: [0, 1] } },
       color: { field: 'series', type: 'nominal', title: null },
     },
   } as TopLevelSpec;

@@ -5,6 +5,7 @@ import type { SettleConfig } from '../scenarios/settle.ts';
 import type { ChurnConfig } from '../scenarios/churn.ts';
 import type { ChurnRealConfig } from '../scenarios/churn-real.ts';
 import type { ShippedConfig } from '../scenarios/shipped-run.ts';
+import type { IpamConfig } from '../scenarios/ipam.ts';
 
 export interface SuiteConfig {
   readonly name: 'full' | 'quick';
@@ -28,6 +29,11 @@ export interface SuiteConfig {
   readonly cost: { nodes: number[]; iterations: number; profileNodes: number; profileIterations: number };
   readonly process: { memoryNodes: number[]; costNodes: number[]; measureMs: number; settleMs: number };
   readonly shipped: ShippedConfig;
+  /**
+   * Kubelet-like registration on a kwok control plane (scenario `ipam`); undefined: skipped (the
+   * quick suite has no time for it; configs recorded before it existed lack it).
+   */
+  readonly ipam?: IpamConfig | undefined;
 }
 
 /** The churn hour is virtual time and cheap: the same in both suites. */
@@ -85,6 +91,17 @@ export const FULL: SuiteConfig = {
     settleMs: 5000,
     idle: { nodes: 1000, warmupMs: 30_000, windowMs: 180_000, heartbeatMs: 10_000 },
   },
+  ipam: {
+    nodes: 1000,
+    concurrency: 20,
+    clusterCIDR: '10.0.0.0/8',
+    heartbeatMs: 300_000,
+    latency: '20ms',
+    writeRate: 20,
+    writeBurst: 40,
+    timeoutMs: 600_000,
+    stallMs: 120_000,
+  },
 };
 
 export const QUICK: SuiteConfig = {
@@ -117,4 +134,5 @@ export const QUICK: SuiteConfig = {
     settleMs: 2000,
     idle: { nodes: 200, warmupMs: 8000, windowMs: 15_000, heartbeatMs: 10_000 },
   },
+  ipam: undefined,
 };

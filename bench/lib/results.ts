@@ -7,6 +7,7 @@ import type { BurstVirtualResult, IdleVirtualResult } from '../scenarios/virtual
 import type { ChurnVirtualResult } from '../scenarios/churn.ts';
 import type { ChurnRealRun } from '../scenarios/churn-real.ts';
 import type { ShippedResults } from '../scenarios/shipped.ts';
+import type { IpamRun } from '../scenarios/ipam.ts';
 import type { SuiteConfig } from './config.ts';
 import type { MachineInfo, Versions } from './machine.ts';
 
@@ -55,6 +56,8 @@ export interface Results {
   informerMemory: Record<string, unknown> | undefined;
   /** The shipped executable and the packed library (absent in runs before the scenario existed). */
   shipped?: ShippedResults | undefined;
+  /** Kubelet-like registration with node IPAM and kwok (absent in runs before the scenario existed). */
+  ipam?: IpamRun[];
 }
 
 /** The result fields each scenario writes (what `--merge` replaces). */
@@ -70,6 +73,7 @@ export const SCENARIO_FIELDS = {
   settle: ['settle'],
   process: ['memory', 'processCost', 'informerMemory'],
   shipped: ['shipped'],
+  ipam: ['ipam'],
 } as const satisfies Record<string, readonly (keyof Results)[]>;
 
 /** The configuration sections each scenario reads. */
@@ -85,6 +89,7 @@ const CONFIG_FIELDS: Record<keyof typeof SCENARIO_FIELDS, readonly (keyof SuiteC
   settle: ['settle'],
   process: ['process'],
   shipped: ['shipped'],
+  ipam: ['ipam'],
 };
 
 /** The base run's configuration with the sections of the re-measured scenarios replaced (its reps stay). */
