@@ -165,7 +165,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasPrefix(r.URL.Path, "/_fake/"):
 		s.control(w, r)
-	case r.URL.Path == "/metadata/identity/oauth2/token":
+	case strings.TrimSuffix(r.URL.Path, "/") == "/metadata/identity/oauth2/token":
 		s.imds(w, r)
 	default:
 		s.arm(w, r)
