@@ -50,6 +50,12 @@ describe('azure route names (cloud-provider-azure azure_routes.go)', () => {
     assert.ok(!sameName(undefined, 'node1'));
   });
 
+  test('a dual-stack suffix matches the prefix as written or in canonical form', () => {
+    assert.equal(routeOwner('ds____fd00102442064', 'fd00:10:244:2:0::/64'), 'ds');
+    assert.equal(routeOwner('ds____fd0010244264', 'FD00:10:244:2:0::/64'), 'ds');
+    assert.equal(routeOwner('ds____fd0010244364', 'fd00:10:244:2::/64'), undefined);
+  });
+
   test("foreign names are no one's: wrong suffix, not a node name, too many separators", () => {
     assert.equal(routeOwner('node1____102441024', '10.244.5.0/24'), undefined, 'suffix of another prefix');
     assert.equal(routeOwner('to_firewall', '0.0.0.0/0'), undefined);

@@ -8,7 +8,7 @@
 // cluster CIDRs before deleting it. Upstream's delete removes every route whose
 // name merely *starts with* the node's name (node1 takes node10's routes); here
 // a name maps to exactly one node.
-import { formatIP, parseIP, tryParseCIDR } from '../../core/cidr.ts';
+import { canonicalCIDR, formatIP, parseIP, tryParseCIDR } from '../../core/cidr.ts';
 import type { IPFamily } from '../../core/cidr.ts';
 import type { Node, NodeLister } from '../../core/types.ts';
 
@@ -41,7 +41,14 @@ export function routeOwner(name: string, addressPrefix: string): string | undefi
   if (parts.length > 2) return undefined;
   const node = parts[0]!;
   if (!NODE_NAME.test(node) || node.length > 253) return undefined;
-  if (parts.length === 2 && parts[1] !== cidrToRfc1035(addressPrefix).toLowerCase()) return undefined;
+  if (parts.length === 2) {
+    // Azure keeps the prefix as written; compare with its canonical spelling too, in case one side isn't.
+    const canonical = canonicalCIDR(addressPrefix);
+    const suffixes = [addressPrefix, ...(canonical !== undefined ? [canonical] : [])].map((p) =>
+      cidrToRfc1035(p).toLowerCase(),
+    );
+    if (!suffixes.includes(parts[1]!)) return undefined;
+  }
   return node;
 }
 
