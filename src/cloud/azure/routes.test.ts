@@ -295,6 +295,27 @@ describe('AzureRoutes.applyRoutes: one PUT of the whole table per reconcile', ()
   });
 });
 
+test('an abort during the write rejects the whole call (R4), not each operation', async () => {
+  const { api, routes } = setup();
+  api.seed([]);
+  const c = new AbortController();
+  api.beforePut = () => c.abort();
+  const put = api.put.bind(api);
+  api.put = async (...args) => {
+    await put(...args).catch(() => undefined);
+    throw Object.assign(new Error('The operation was aborted.'), { name: 'AbortError' });
+  };
+  const o = { signal: c.signal, reconcile: { id: 'r', scratch: new Map() } };
+  await assert.rejects(
+    routes.applyRoutes(
+      'c',
+      { deletes: [], creates: [{ nameHint: 'u', route: want('node1', '10.244.1.0/24') }] },
+      o,
+    ),
+    { name: 'AbortError' },
+  );
+});
+
 describe('AzureRoutes.listRoutes', () => {
   test("only the cluster's routes by name; unknown nodes '', stale next hops blackhole", async () => {
     const { api, routes } = setup();

@@ -6,7 +6,7 @@
 // (R24), which re-reads the table. No batching window: a new node's route goes
 // out with the next reconcile's PUT.
 import type { RouteTable } from '@azure/arm-network';
-import { throwIfAborted } from '../../core/errors.ts';
+import { isAbortError, throwIfAborted } from '../../core/errors.ts';
 import type { CallOptions, NodeLister, OperationResult, Route, RoutePlan, Routes } from '../../core/types.ts';
 import type { RouteTableApi } from './client.ts';
 import { toRouteError } from './errors.ts';
@@ -87,6 +87,8 @@ export class AzureRoutes implements Routes {
       await this.write(table, draft.result(), opts);
       written = OK;
     } catch (err) {
+      // R4: an aborted call rejects as a whole; other write failures are each operation's.
+      if (isAbortError(err)) throw err;
       written = { ok: false, error: err };
     }
     return edits.map((e) => (e.kind === 'changed' ? written : outcome(e)));
