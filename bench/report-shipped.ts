@@ -31,7 +31,7 @@ export function shippedSection(r: Results): string {
   return [
     `## The shipped executable (resident memory, idle CPU)`,
     ``,
-    `\`bin/cloud-route-controller.js run\` from the packed tarball installed with npm (dist/, the executable's own V8 flags), leader election on, metrics and health servers on, watch mode, against the real kube-apiserver; realistic IPv4 nodes with routes and conditions preset in each cloud (\`memory\`: a state file; \`linux\`: a router network namespace; \`hcloud\`: the API fake; \`aws\`: moto). MB resident (/proc VmRSS); "start" is one second after launch, before the cache lists. The Node.js floor is bench/peer/node-floor.mjs: no dependencies, a LIST and WATCH of nodes over TLS with a client certificate, an HTTP and an HTTPS server, the daemon's V8 flags; what any Node.js implementation pays before its own code.`,
+    `\`bin/cloud-route-controller.js run\` from the packed tarball installed with npm (dist/, the executable's own V8 flags), leader election on, metrics and health servers on, watch mode, against the real kube-apiserver; realistic IPv4 nodes with routes and conditions preset in each cloud (\`memory\`: a state file; \`linux\`: a router network namespace; \`hcloud\`: the API fake; \`aws\`: moto; \`azure\`: Microsoft's generated armnetwork fake). MB resident (/proc VmRSS); "start" is one second after launch, before the cache lists. The Node.js floor is bench/peer/node-floor.mjs: no dependencies, a LIST and WATCH of nodes over TLS with a client certificate, an HTTP and an HTTPS server, the daemon's V8 flags; what any Node.js implementation pays before its own code.`,
     ``,
     table(['Process', 'Nodes', 'Start MB', 'After sync MB', 'After one reconcile MB', 'vs upstream'], rows),
     ``,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Integration tests against a real kube-apiserver + etcd (TESTENV.md).
 #   1. scripts/testenv.sh build   (cached; cold 10-20 min on 2 cores)
-#   2. node --test --test-concurrency=1 "test/integration/**/*.test.ts" with the pinned Node 24
+#   2. scripts/azure-fake.sh build (cached; cold about 2 min: Microsoft's armnetwork fake servers)
+#   3. node --test --test-concurrency=1 "test/integration/**/*.test.ts" with the pinned Node 24
 # Extra arguments are passed to node (e.g. --test-name-pattern=...).
 # Env: TESTENV_BUILD_STAGE_TIMEOUT (s, default 3600), INTEGRATION_TIMEOUT (s, default 1200),
 #      KEEP_TESTENV=1 keeps each control plane's temp directory.
@@ -19,6 +20,11 @@ while IFS='=' read -r k v; do
   esac
 done < <(bash scripts/testenv.sh paths)
 echo "[integration] KUBE_APISERVER=$KUBE_APISERVER ETCD=$ETCD (${ETCD_KIND})"
+
+timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/azure-fake.sh build > /dev/null
+AZURE_FAKE="$(bash scripts/azure-fake.sh path | sed -n 's/^AZURE_FAKE=//p')"
+export AZURE_FAKE
+echo "[integration] AZURE_FAKE=$AZURE_FAKE"
 
 # The pinned Node 24 (devDependency "node"), never the system node, runs the .ts files.
 NODE_BIN="$ROOT/node_modules/.bin/node"

@@ -1,7 +1,7 @@
 // The clouds behind the shipped daemons: each factory presets the routes of
 // `n` routed nodes (node i: `idle-<i>`, pod CIDR podCIDRv4(i), InternalIP
 // nodeIP(i)) in a real or faithful cloud, and gives the daemon's flags and the
-// provider IDs its nodes must carry. IPv4 only: Hetzner routes are IPv4-only,
+// provider IDs its nodes must carry (azure maps routes by node name and needs none). IPv4 only: Hetzner routes are IPv4-only,
 // and the `linux` router's next hops are the nodes' IPv4 InternalIPs.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -15,6 +15,7 @@ import {
   EC2Client,
   RunInstancesCommand,
 } from '@aws-sdk/client-ec2';
+import { azureFakePath, startAzureFake } from '../../test/support/azure-fake.ts';
 import { HcloudFake } from '../../test/support/hcloud-fake.ts';
 import { motoServerPath, startMoto } from '../../test/support/moto.ts';
 import { netnsSupport } from '../../test/support/netns.ts';
@@ -188,12 +189,58 @@ export const awsProvider: ProviderFactory = async (n, dir) => {
   }
 };
 
+const AZURE_SUBSCRIPTION = '00000000-0000-0000-0000-00000000be0c';
+
+/**
+ * `azure` against Microsoft's generated fake servers (testenv/azure-fake): one
+ * route table holding the pod routes, named by node as cloud-provider-azure
+ * names them; the daemon gets its token from the fake's managed-identity endpoint.
+ * Past 1,000 nodes the table is larger than Azure allows; it still measures memory.
+ */
+export const azureProvider: ProviderFactory = async (n, dir) => {
+  const fake = await startAzureFake();
+  try {
+    const routes = indexes(n).map((i) => ({
+      name: nodeName('idle', i),
+      properties: {
+        addressPrefix: podCIDRv4(i),
+        nextHopType: 'VirtualAppliance',
+        nextHopIpAddress: nodeIP(i),
+      },
+    }));
+    await fake.putTable(AZURE_SUBSCRIPTION, 'bench', 'bench-routes', {
+      location: 'westeurope',
+      properties: { routes },
+    });
+    const config = path.join(dir, 'azure.json');
+    fs.writeFileSync(
+      config,
+      JSON.stringify({
+        subscriptionId: AZURE_SUBSCRIPTION,
+        resourceGroup: 'bench',
+        location: 'westeurope',
+        routeTableName: 'bench-routes',
+        useManagedIdentityExtension: true,
+        resourceManagerEndpoint: fake.endpoint,
+      }),
+    );
+    return {
+      args: ['--cloud-provider=azure', `--cloud-config=${config}`],
+      env: { ...process.env, AZURE_POD_IDENTITY_AUTHORITY_HOST: fake.endpoint },
+      close: () => fake.stop(),
+    };
+  } catch (err) {
+    await fake.stop();
+    throw err;
+  }
+};
+
 /** Every provider this machine can run, and why the others are left out. */
 export async function availableProviders(): Promise<{
-  providers: Map<'memory' | 'linux' | 'hcloud' | 'aws', ProviderFactory>;
+  providers: Map<'memory' | 'linux' | 'hcloud' | 'aws' | 'azure', ProviderFactory>;
   skipped: Record<string, string>;
 }> {
-  const providers = new Map<'memory' | 'linux' | 'hcloud' | 'aws', ProviderFactory>([
+  const providers = new Map<'memory' | 'linux' | 'hcloud' | 'aws' | 'azure', ProviderFactory>([
     ['memory', memoryProvider],
   ]);
   const skipped: Record<string, string> = {};
@@ -203,5 +250,7 @@ export async function availableProviders(): Promise<{
   providers.set('hcloud', hcloudProvider);
   if (motoServerPath() !== undefined) providers.set('aws', awsProvider);
   else skipped['aws'] = 'moto missing: run `bash scripts/moto.sh install`';
+  if (azureFakePath() !== undefined) providers.set('azure', azureProvider);
+  else skipped['azure'] = 'azure fake missing: run `bash scripts/azure-fake.sh build`';
   return { providers, skipped };
 }

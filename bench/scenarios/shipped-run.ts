@@ -27,6 +27,7 @@ const SPECIFIERS = [
   'cloud-route-controller/linux',
   'cloud-route-controller/hcloud',
   'cloud-route-controller/aws',
+  'cloud-route-controller/azure',
 ];
 
 export async function shippedScenario(

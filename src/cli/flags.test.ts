@@ -351,6 +351,8 @@ describe('R60 preflight messages', () => {
       readFile: deps.readFile,
       resolveProvider: resolveCloudProvider,
     });
-    assert.deepEqual(r.errors, ['unknown cloud provider "gce"; registered: aws, hcloud, linux, memory']);
+    assert.deepEqual(r.errors, [
+      'unknown cloud provider "gce"; registered: aws, azure, hcloud, linux, memory',
+    ]);
   });
 });

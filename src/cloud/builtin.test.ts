@@ -26,17 +26,15 @@ function loadedModules(entry: string, after = ''): string[] {
   return JSON.parse(out) as string[];
 }
 
-const SDK = '/node_modules/@aws-sdk/';
-const PLUGINS = /\/src\/cloud\/(aws|hcloud|linux)\//;
+const SDK = /\/node_modules\/@(aws-sdk|azure|azure-rest)\//;
+const PLUGINS = /\/src\/cloud\/(aws|azure|hcloud|linux)\//;
 
 describe('built-in plug-ins load on demand', () => {
   it('the main entry loads no cloud SDK, no plug-in other than memory, no prom-client and no yaml', () => {
     const seen = loadedModules('src/index.ts');
     assert.ok(seen.some((u) => u.endsWith('/src/index.ts')));
     assert.deepEqual(
-      seen.filter(
-        (u) => u.includes(SDK) || PLUGINS.test(u) || /\/node_modules\/(prom-client|yaml)\//.test(u),
-      ),
+      seen.filter((u) => SDK.test(u) || PLUGINS.test(u) || /\/node_modules\/(prom-client|yaml)\//.test(u)),
       [],
     );
   });
@@ -44,7 +42,7 @@ describe('built-in plug-ins load on demand', () => {
   it('registering the built-ins loads none of them', () => {
     const seen = loadedModules('src/index.ts', 'lib.registerBuiltinProviders();');
     assert.deepEqual(
-      seen.filter((u) => u.includes(SDK) || PLUGINS.test(u)),
+      seen.filter((u) => SDK.test(u) || PLUGINS.test(u)),
       [],
     );
   });
@@ -57,9 +55,33 @@ describe('built-in plug-ins load on demand', () => {
        if (typeof f !== 'function') throw new Error('no factory');`,
     );
     assert.ok(seen.some((u) => u.endsWith('/src/cloud/aws/index.ts')));
-    assert.ok(seen.some((u) => u.includes(`${SDK}client-ec2/`)));
+    assert.ok(seen.some((u) => u.includes('/node_modules/@aws-sdk/client-ec2/')));
     assert.deepEqual(
-      seen.filter((u) => /\/src\/cloud\/(hcloud|linux)\//.test(u)),
+      seen.filter(
+        (u) => /\/src\/cloud\/(azure|hcloud|linux)\//.test(u) || u.includes('/node_modules/@azure/'),
+      ),
+      [],
+    );
+  });
+
+  it('resolving "azure" loads the Azure plug-in and @azure/arm-network, no other plug-in, no AWS SDK and no MSAL', () => {
+    const seen = loadedModules(
+      'src/index.ts',
+      `lib.registerBuiltinProviders();
+       const f = await lib.resolveCloudProvider('azure');
+       if (typeof f !== 'function') throw new Error('no factory');`,
+    );
+    assert.ok(seen.some((u) => u.endsWith('/src/cloud/azure/index.ts')));
+    assert.ok(seen.some((u) => u.includes('/node_modules/@azure/arm-network/')));
+    // @azure/identity (and MSAL) load when the factory builds a credential, not before.
+    assert.deepEqual(
+      seen.filter(
+        (u) =>
+          /\/src\/cloud\/(aws|hcloud|linux)\//.test(u) ||
+          u.includes('/node_modules/@aws-sdk/') ||
+          u.includes('/node_modules/@azure/identity/') ||
+          u.includes('/node_modules/@azure/msal-'),
+      ),
       [],
     );
   });
@@ -71,7 +93,7 @@ describe('built-in plug-ins load on demand', () => {
     );
     assert.ok(seen.some((u) => u.endsWith('/src/cloud/linux/index.ts')));
     assert.deepEqual(
-      seen.filter((u) => u.includes(SDK) || /\/src\/cloud\/(aws|hcloud)\//.test(u)),
+      seen.filter((u) => SDK.test(u) || /\/src\/cloud\/(aws|azure|hcloud)\//.test(u)),
       [],
     );
   });

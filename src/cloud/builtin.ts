@@ -6,6 +6,7 @@ import { registerCloudProviderLoader, registeredCloudProviders } from './registr
 export function registerBuiltinProviders(): void {
   if (registeredCloudProviders().includes('memory')) return;
   registerCloudProviderLoader('aws', async () => (await import('./aws/index.ts')).awsProviderFactory);
+  registerCloudProviderLoader('azure', async () => (await import('./azure/index.ts')).azureProviderFactory);
   registerCloudProviderLoader(
     'hcloud',
     async () => (await import('./hcloud/index.ts')).hcloudProviderFactory,

@@ -84,9 +84,27 @@ describe('bad cloud config and flags: exit 1, one error line each', { timeout: 1
       message: /^cloud provider could not be initialized: hcloud cloud config: field "network" is required/,
     },
     {
+      name: 'azure without a route table (an azure.json of cloud-provider-azure otherwise)',
+      args: () => [
+        '--cloud-provider=azure',
+        `--cloud-config=${file(
+          'azure.json',
+          JSON.stringify({
+            subscriptionId: '11111111-2222-3333-4444-555555555555',
+            resourceGroup: 'rg',
+            location: 'westeurope',
+            vmType: 'vmss',
+            useManagedIdentityExtension: true,
+          }),
+        )}`,
+      ],
+      message:
+        /^cloud provider could not be initialized: azure cloud config: "routeTableName" is required \(the route table of the cluster's subnet\)$/,
+    },
+    {
       name: 'unknown provider',
       args: () => ['--cloud-provider=nimbus'],
-      message: /^unknown cloud provider "nimbus"; registered: aws, hcloud, linux, memory$/,
+      message: /^unknown cloud provider "nimbus"; registered: aws, azure, hcloud, linux, memory$/,
     },
     {
       name: 'unparsable cluster CIDR',
