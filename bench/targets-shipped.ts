@@ -1,6 +1,6 @@
 // Targets of the shipped executable and the packed library (the `shipped`
 // scenario), evaluated on a results.json; none when it did not run.
-import type { TargetResult } from './targets.ts';
+import type { TargetResult } from './lib/target-result.ts';
 import type { Results } from './lib/results.ts';
 import { round } from './lib/stats.ts';
 

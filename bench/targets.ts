@@ -2,13 +2,10 @@
 // measured in this run.
 import type { Results } from './lib/results.ts';
 import { shippedTargets } from './targets-shipped.ts';
-import { isLatency, percentile, round, spread } from './lib/stats.ts';
+import type { TargetResult } from './lib/target-result.ts';
 
-export interface TargetResult {
-  readonly name: string;
-  readonly measured: string;
-  readonly pass: boolean | undefined;
-}
+export type { TargetResult };
+import { isLatency, percentile, round, spread } from './lib/stats.ts';
 
 const med = (xs: readonly (number | undefined)[]): number | undefined => spread(xs.filter(isLatency))?.median;
 

@@ -8,7 +8,12 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { KubeConfigError, SA_DIR, type KubeConnection, type LoadKubeConfigOptions } from './kubeconfig.ts';
+import {
+  KubeConfigError,
+  SA_DIR,
+  type KubeConnection,
+  type LoadKubeConfigOptions,
+} from './kube-connection.ts';
 
 function loadFile(kc: k8s.KubeConfig, file: string, origin: string): void {
   try {

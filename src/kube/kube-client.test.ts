@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { VirtualClock } from '../core/clock.ts';
 import { KubeApiError, KubeClient, KubeRequestError, apiErrorFrom, parseRetryAfter } from './kube-client.ts';
-import type { KubeConnection } from './kubeconfig.ts';
+import type { KubeConnection } from './kube-connection.ts';
 import { RequestRateLimiter } from '../core/rate-limiter.ts';
 
 function httpConfig(server: string): KubeConnection {

@@ -14,7 +14,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { RealClock, type Clock } from '../core/clock.ts';
 import { EMPTY, SinkError, collect, drain, transportError } from './http-body.ts';
 import { KubeRequestError, apiErrorFrom } from './kube-errors.ts';
-import type { KubeConnection } from './kubeconfig.ts';
+import type { KubeConnection } from './kube-connection.ts';
 import { RequestRateLimiter } from '../core/rate-limiter.ts';
 
 export { KubeApiError, KubeRequestError, apiErrorFrom, parseRetryAfter } from './kube-errors.ts';
