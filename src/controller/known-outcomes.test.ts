@@ -14,7 +14,7 @@ import {
   ThrottledError,
 } from '../core/errors.ts';
 import type { CallOptions, Route, Routes } from '../core/types.ts';
-import { harness, ip, settle, type HarnessOptions } from '../testing/harness.ts';
+import { harness, ip, settle, started, watching, type HarnessOptions } from '../testing/harness.ts';
 
 const S = 1000;
 
@@ -67,21 +67,6 @@ function dualStackNoIPv6(controller: HarnessOptions['controller'] = {}): {
   v6.mem = h.cloud;
   v6.now = () => h.clock.now();
   return { h, v6 };
-}
-
-function watching(extra: Parameters<typeof harness>[0] = {}): H {
-  return harness({
-    nodes: [{ name: 'a', podCIDRs: ['10.120.0.0/24'], addresses: ip('10.0.0.1') }],
-    ...extra,
-    controller: { watchBasedReconciliation: true, ...extra.controller },
-  });
-}
-
-/** Starts the controller and lets the first (listing) reconcile finish. */
-async function started(h: H): Promise<void> {
-  h.start();
-  await h.clock.advance(1);
-  assert.equal(h.cloud.count('list'), 1, 'the first reconcile lists (R65: invalid at start)');
 }
 
 function join(h: H, name: string, cidr: string): number {

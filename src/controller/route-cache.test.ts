@@ -5,28 +5,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConflictError, QuotaExceededError, RetryableError } from '../core/errors.ts';
 import type { CallOptions, OperationResult, Route, RoutePlan, Routes } from '../core/types.ts';
-import { harness, ip } from '../testing/harness.ts';
+import { harness, ip, started, watching } from '../testing/harness.ts';
 import type { MemoryRoutes } from '../cloud/memory/memory-routes.ts';
 
 const S = 1000;
 const I = 10 * S;
 
 type H = ReturnType<typeof harness>;
-
-function watching(extra: Parameters<typeof harness>[0] = {}): H {
-  return harness({
-    nodes: [{ name: 'a', podCIDRs: ['10.120.0.0/24'], addresses: ip('10.0.0.1') }],
-    ...extra,
-    controller: { watchBasedReconciliation: true, ...extra.controller },
-  });
-}
-
-/** Starts the controller and lets the first (listing) reconcile finish. */
-async function started(h: H): Promise<void> {
-  h.start();
-  await h.clock.advance(1);
-  assert.equal(h.cloud.count('list'), 1, 'the first reconcile lists (R65: invalid at start)');
-}
 
 const sources = (h: H): string[] => h.reports.map((r) => r.source);
 

@@ -127,3 +127,20 @@ export async function settle<T>(clock: VirtualClock, p: Promise<T>, stepMs = 10)
 export type Harness = ReturnType<typeof harness>;
 
 export const ip = (address: string) => [{ type: 'InternalIP', address }];
+
+/** Watch mode with one routed-to-be node `a` (10.120.0.0/24 via 10.0.0.1); options merge in. */
+export function watching(extra: HarnessOptions = {}): Harness {
+  return harness({
+    nodes: [{ name: 'a', podCIDRs: ['10.120.0.0/24'], addresses: ip('10.0.0.1') }],
+    ...extra,
+    controller: { watchBasedReconciliation: true, ...extra.controller },
+  });
+}
+
+/** Starts the controller and lets the first (listing) reconcile finish. */
+export async function started(h: Harness): Promise<void> {
+  h.start();
+  await h.clock.advance(1);
+  if (h.cloud.count('list') !== 1)
+    throw new Error(`the first reconcile lists (R65: invalid at start): ${h.cloud.count('list')} lists`);
+}

@@ -8,6 +8,7 @@ import {
   RetryableError,
   ThrottledError,
 } from '../../core/errors.ts';
+import { NETWORK_ERROR_CODES } from '../network-errors.ts';
 
 const THROTTLING_CODES: ReadonlySet<string> = new Set([
   'RequestLimitExceeded',
@@ -41,16 +42,6 @@ const PERMANENT_CODES: ReadonlySet<string> = new Set([
   'Blocked',
 ]);
 
-const NETWORK_CODES: ReadonlySet<string> = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
 
 interface SdkErrorShape {
   name?: unknown;
@@ -154,7 +145,7 @@ export function toRouteError(err: unknown, what: string, signal?: AbortSignal): 
   if (status === 503 && retryAfterMs !== undefined) return new ThrottledError(message, { retryAfterMs });
   if (status !== undefined && status >= 500) return new RetryableError(message, { retryAfterMs });
   if (e.$fault === 'server') return new RetryableError(message);
-  if (typeof e.code === 'string' && NETWORK_CODES.has(e.code)) return new RetryableError(message);
+  if (typeof e.code === 'string' && NETWORK_ERROR_CODES.has(e.code)) return new RetryableError(message);
   // Unknown client errors: EC2 names its validation failures Invalid*/Unsupported*.
   if (/^(Invalid|Unsupported|Malformed)/.test(code)) return new PermanentError(message);
   return new RetryableError(message);

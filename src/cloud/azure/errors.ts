@@ -11,6 +11,7 @@ import {
   RetryableError,
   ThrottledError,
 } from '../../core/errors.ts';
+import { NETWORK_ERROR_CODES } from '../network-errors.ts';
 
 // Microsoft.Network answers 429 with this code when another operation holds the
 // resource: a lock, not a rate limit ("Request limits and throttling", Error code).
@@ -46,17 +47,8 @@ const PERMANENT_CODES: ReadonlySet<string> = new Set([
   'ScopeLocked',
 ]);
 
-const NETWORK_CODES: ReadonlySet<string> = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'REQUEST_SEND_ERROR',
-]);
+// @azure/core-rest-pipeline wraps a failed send as RestError code REQUEST_SEND_ERROR.
+const NETWORK_CODES: ReadonlySet<string> = new Set([...NETWORK_ERROR_CODES, 'REQUEST_SEND_ERROR']);
 
 interface HeadersLike {
   get(name: string): string | undefined;
