@@ -42,7 +42,6 @@ const PERMANENT_CODES: ReadonlySet<string> = new Set([
   'Blocked',
 ]);
 
-
 interface SdkErrorShape {
   name?: unknown;
   message?: unknown;
