@@ -21,9 +21,9 @@ import {
   ResponseShapeError,
 } from './api.ts';
 import type { ApiAction, ApiNetwork, ApiRoute, ApiServer, ApiServerPage } from './api.ts';
-import { httpFetch, type FetchLike, type FetchResponse } from './http-fetch.ts';
+import { httpFetch, type FetchLike, type FetchResponse } from '../../platform/http-fetch.ts';
 
-export type { FetchLike, FetchResponse } from './http-fetch.ts';
+export type { FetchLike, FetchResponse } from '../../platform/http-fetch.ts';
 
 export interface HcloudClientOptions {
   /** API base URL, e.g. https://api.hetzner.cloud/v1 (no trailing slash). */

@@ -1,9 +1,9 @@
-// The HTTP transport of the hcloud client: a fetch-shaped call over
+// The HTTP transport of the REST cloud clients (hcloud first): a fetch-shaped call over
 // node:http/https. Node's global fetch is undici, whose first use adds ~10 MB
 // of resident memory to the daemon (measured as shipped: the hcloud daemon at
 // 96.8 MB against 84.6 MB for `memory` at 100 nodes); the client needs only a
 // request with a body and a signal, the status, three headers and a text body.
-import { nodeHttp } from '../../platform/node-http.ts';
+import { nodeHttp } from './node-http.ts';
 import * as https from 'node:https';
 
 export interface FetchInit {
