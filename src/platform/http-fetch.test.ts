@@ -11,7 +11,7 @@ async function server(t: TestContext, handler: http.RequestListener): Promise<st
   return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
 }
 
-describe('httpFetch (the REST plug-ins' transport)', () => {
+describe('httpFetch (the transport of the REST plug-ins)', () => {
   it('sends method, headers and a sized body; answers status, headers and text', async (t) => {
     let seen: { method?: string; auth?: string; length?: string; body: string } = { body: '' };
     const url = await server(t, (req, res) => {
