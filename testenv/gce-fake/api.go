@@ -32,7 +32,7 @@ const selfBase = "https://www.googleapis.com/compute/v1/"
 var (
 	routesPath    = regexp.MustCompile(`^/compute/v1/projects/([^/]+)/global/routes(?:/([^/]+))?$`)
 	instancePath  = regexp.MustCompile(`^/compute/v1/projects/([^/]+)/zones/([^/]+)/instances/([^/]+)$`)
-	operationPath = regexp.MustCompile(`^/compute/v1/projects/([^/]+)/global/operations/([^/]+)$`)
+	operationPath = regexp.MustCompile(`^/compute/v1/projects/([^/]+)/global/operations/([^/]+?)(/wait)?$`)
 	instanceRef   = regexp.MustCompile(`(?:^|/)projects/([^/]+)/zones/([^/]+)/instances/([^/]+)$`)
 	shortInstance = regexp.MustCompile(`^zones/([^/]+)/instances/([^/]+)$`)
 	resourceName  = regexp.MustCompile(`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`)
@@ -386,22 +386,45 @@ func (s *server) finish(e *opEntry) {
 	}
 }
 
-func (s *server) getOperation(w http.ResponseWriter, project, name string) *apiError {
+// step moves an operation one poll on: RUNNING while polls remain, then DONE.
+func (s *server) step(e *opEntry) {
+	if e.op.Status == "DONE" {
+		return
+	}
+	if e.remaining > 0 {
+		e.remaining--
+		e.op.Status, e.op.Progress = "RUNNING", 50
+		if e.op.StartTime == "" {
+			e.op.StartTime = time.Now().Format(time.RFC3339)
+		}
+		return
+	}
+	s.finish(e)
+}
+
+// getOperation is globalOperations.get (one step per call) or, with wait,
+// globalOperations.wait: it returns once the operation is DONE, or (like the
+// API near its 2-minute deadline) after waitSteps steps while still RUNNING.
+func (s *server) getOperation(w http.ResponseWriter, r *http.Request, project, name string, wait bool) *apiError {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	e, ok := s.ops[name]
 	if !ok {
+		s.mu.Unlock()
 		return &apiError{code: 404, message: fmt.Sprintf("The resource 'projects/%s/global/operations/%s' was not found", project, name)}
 	}
-	if e.op.Status != "DONE" {
-		if e.remaining > 0 {
-			e.remaining--
-			e.op.Status, e.op.Progress = "RUNNING", 50
-			e.op.StartTime = time.Now().Format(time.RFC3339)
-		} else {
-			s.finish(e)
+	s.step(e)
+	for steps := 1; wait && e.op.Status != "DONE" && (s.waitSteps == 0 || steps < s.waitSteps); steps++ {
+		s.mu.Unlock()
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-time.After(5 * time.Millisecond):
 		}
+		s.mu.Lock()
+		s.step(e)
 	}
-	writeJSON(w, 200, e.op)
+	op := *e.op
+	s.mu.Unlock()
+	writeJSON(w, 200, &op)
 	return nil
 }

@@ -49,17 +49,18 @@ type fault struct {
 }
 
 type server struct {
-	mu       sync.Mutex
-	gce      *cloud.MockGCE
-	log      []logEntry
-	faults   []*fault
-	ops      map[string]*opEntry
-	opSeq    int
-	ids      int
-	tokens   int
-	opPolls  int
-	pageSize int
-	endpoint string
+	mu        sync.Mutex
+	gce       *cloud.MockGCE
+	log       []logEntry
+	faults    []*fault
+	ops       map[string]*opEntry
+	opSeq     int
+	ids       int
+	tokens    int
+	opPolls   int
+	waitSteps int
+	pageSize  int
+	endpoint  string
 }
 
 func newServer(endpoint string) *server {
@@ -73,7 +74,7 @@ func (s *server) reset() {
 	defer s.mu.Unlock()
 	s.gce = cloud.NewMockGCE(&cloud.SingleProjectRouter{ID: "fake-project"})
 	s.log, s.faults, s.ops = nil, nil, map[string]*opEntry{}
-	s.opPolls, s.pageSize = 2, 0
+	s.opPolls, s.waitSteps, s.pageSize = 2, 0, 0
 }
 
 func (s *server) record(e logEntry) {
@@ -152,9 +153,12 @@ func (s *server) compute(w http.ResponseWriter, r *http.Request) {
 	} else if m := instancePath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == "GET" {
 		project, name = m[1], m[3]
 		api, run = "instances.get", func(*fault) *apiError { return s.getInstance(rec, r, project, m[2], name) }
-	} else if m := operationPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == "GET" {
+	} else if m := operationPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == "GET" && m[3] == "" {
 		project, name = m[1], m[2]
-		api, run = "globalOperations.get", func(*fault) *apiError { return s.getOperation(rec, project, name) }
+		api, run = "globalOperations.get", func(*fault) *apiError { return s.getOperation(rec, r, project, name, false) }
+	} else if m != nil && r.Method == "POST" && m[3] != "" {
+		project, name = m[1], m[2]
+		api, run = "globalOperations.wait", func(*fault) *apiError { return s.getOperation(rec, r, project, name, true) }
 	}
 	entry.API = api
 	if run == nil {
@@ -322,11 +326,12 @@ func (s *server) control(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]int{"pending": n})
 	case "POST /_fake/config":
 		var c struct {
-			OpPolls  *int `json:"opPolls"`
-			PageSize *int `json:"pageSize"`
+			OpPolls   *int `json:"opPolls"`
+			WaitSteps *int `json:"waitSteps"`
+			PageSize  *int `json:"pageSize"`
 		}
-		if err := json.Unmarshal(body, &c); err != nil || (c.OpPolls != nil && *c.OpPolls < 0) || (c.PageSize != nil && *c.PageSize < 0) {
-			writeJSON(w, 400, map[string]string{"error": "want {\"opPolls\": N >= 0, \"pageSize\": N >= 0}"})
+		if err := json.Unmarshal(body, &c); err != nil || (c.OpPolls != nil && *c.OpPolls < 0) || (c.PageSize != nil && *c.PageSize < 0) || (c.WaitSteps != nil && *c.WaitSteps < 0) {
+			writeJSON(w, 400, map[string]string{"error": "want {\"opPolls\": N >= 0, \"waitSteps\": N >= 0, \"pageSize\": N >= 0}"})
 			return
 		}
 		s.mu.Lock()
@@ -335,6 +340,9 @@ func (s *server) control(w http.ResponseWriter, r *http.Request) {
 		}
 		if c.PageSize != nil {
 			s.pageSize = *c.PageSize
+		}
+		if c.WaitSteps != nil {
+			s.waitSteps = *c.WaitSteps
 		}
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
