@@ -159,8 +159,10 @@ func validRoute(project string, r *computega.Route) *apiError {
 	if !resourceName.MatchString(r.Name) {
 		return bad("name", "Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'")
 	}
-	if _, _, err := net.ParseCIDR(r.DestRange); err != nil {
+	if ip, network, err := net.ParseCIDR(r.DestRange); err != nil {
 		return bad("destRange", "Invalid IPv4 or IPv6 CIDR range.")
+	} else if !ip.Equal(network.IP) {
+		return bad("destRange", "The destination range must be a network address: its host bits must be zero.")
 	}
 	if r.Network == "" {
 		return &apiError{code: 400, reason: "required", message: "Required field 'resource.network' not specified"}
