@@ -89,6 +89,7 @@ export interface GceFake {
   configure(c: { opPolls?: number; waitSteps?: number; pageSize?: number }): Promise<void>;
   inject(...faults: FakeFault[]): Promise<void>;
   pendingFaults(): Promise<number>;
+  clearFaults(): Promise<void>;
   addInstances(...instances: Instance[]): Promise<void>;
   deleteInstances(...instances: Instance[]): Promise<void>;
   routes(): Promise<FakeRoute[]>;
@@ -146,6 +147,7 @@ export async function startGceFake(): Promise<GceFake> {
     reset: async () => void (await control('POST', 'reset')),
     configure: async (c) => void (await control('POST', 'config', c)),
     inject: async (...faults) => void (await control('POST', 'faults', faults)),
+    clearFaults: async () => void (await control('DELETE', 'faults')),
     pendingFaults: async () => ((await control('GET', 'faults')) as { pending: number }).pending,
     addInstances: async (...instances) => void (await control('POST', 'instances', instances)),
     deleteInstances: async (...instances) => void (await control('DELETE', 'instances', instances)),

@@ -319,6 +319,11 @@ func (s *server) control(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
+	case "DELETE /_fake/faults":
+		s.mu.Lock()
+		s.faults = nil
+		s.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
 	case "GET /_fake/faults":
 		s.mu.Lock()
 		n := len(s.faults)
