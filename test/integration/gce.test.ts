@@ -210,7 +210,7 @@ describe("gce provider against Google's MockGCE", { ...gceFakeSkip(), timeout: 1
     );
     assert.equal(
       lists[0]?.filter,
-      `(name eq "kubernetes-.*") (network eq ".*/projects/${PROJECT}/global/networks/${NETWORK}") (description eq "k8s-node-route")`,
+      `(name eq kubernetes-.*) (network eq .*/projects/${PROJECT}/global/networks/${NETWORK}) (description eq k8s-node-route)`,
     );
   });
 

@@ -132,7 +132,10 @@ describe('GceRoutes', () => {
       (await routes.listRoutes('kubernetes', opts())).map((r) => r.name),
       ['kubernetes-ok'],
     );
-    assert.match(api.calls[0]!, /^list net-proj \(name eq "kubernetes-\.\*"\)/);
+    assert.match(
+      api.calls[0]!,
+      /^list net-proj \(name eq kubernetes-\.\*\) \(network eq \.\*\/projects\/net-proj\/global\/networks\/k8s\) \(description eq k8s-node-route\)$/,
+    );
   });
 
   test('an operation error is the call error; 404 on delete is success; an aborted signal makes no call', async () => {

@@ -54,13 +54,17 @@ export class GceRoutes implements Routes {
     return `network ${this.config.networkName} in project ${this.config.networkProjectID}`;
   }
 
-  /** Upstream's list filter: name prefix, this network, description k8s-node-route. */
+  /**
+   * Upstream's list filter: name prefix, this network, description
+   * k8s-node-route. Unquoted, as k8s-cloud-provider's filter package writes it:
+   * with `eq` the value is an RE2 expression that must match the whole field.
+   */
   listFilter(clusterName: string): string {
     const { networkProjectID, networkName } = this.config;
     return [
-      `(name eq "${escapeRegExp(truncateClusterName(clusterName))}-.*")`,
-      `(network eq ".*/projects/${networkProjectID}/global/networks/${networkName}")`,
-      `(description eq "${K8S_NODE_ROUTE}")`,
+      `(name eq ${escapeRegExp(truncateClusterName(clusterName))}-.*)`,
+      `(network eq .*/projects/${networkProjectID}/global/networks/${networkName})`,
+      `(description eq ${K8S_NODE_ROUTE})`,
     ].join(' ');
   }
 

@@ -80,7 +80,7 @@ export function sameNetwork(url: string | undefined, project: string, network: s
 }
 
 export function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\"]/g, '\\$&');
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** Nodes by the instance their providerID names (`project/zone/name`). */
