@@ -18,6 +18,7 @@ import { writeReport } from './report.ts';
 import { processSession } from './scenarios/process.ts';
 import { burstSession, failureSession, idleSession, routedCluster } from './scenarios/realtime.ts';
 import { profileReconcile, reconcileCost } from './scenarios/reconcile-cost.ts';
+import { eventCost } from './scenarios/event-cost.ts';
 import { settleSession } from './scenarios/settle.ts';
 import { shippedScenario } from './scenarios/shipped-run.ts';
 import { burstVirtual, idleHourVirtual } from './scenarios/virtual.ts';
@@ -134,6 +135,15 @@ async function virtualScenarios(): Promise<void> {
       nodes: cfg.cost.profileNodes,
       entries: await profileReconcile(cfg.cost.profileNodes, cfg.cost.profileIterations),
     };
+    results.eventCost = [];
+    for (const n of cfg.cost.eventNodes ?? []) {
+      for (const incremental of [true, false]) {
+        log(
+          `one node event's CPU in watch mode: ${n} nodes, incremental planning ${incremental ? 'on' : 'off'}`,
+        );
+        results.eventCost.push(...(await eventCost(n, incremental, cfg.cost.eventSamples ?? 30)));
+      }
+    }
     save();
   }
 }

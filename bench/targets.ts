@@ -172,6 +172,28 @@ export function evaluateTargets(r: Results): TargetResult[] {
     });
   }
 
+  // 5b. One node event's reconcile ≤ 1 ms CPU at 5,000 and 15,000 dual-stack nodes (watch mode, defaults).
+  const ev = (r.eventCost ?? []).filter((x) => x.incremental && (x.nodes === 5000 || x.nodes === 15_000));
+  if (ev.length > 0) {
+    out.push({
+      name: 'CPU of one node event ≤ 1 ms median at 5,000 and 15,000 dual-stack nodes (watch mode, defaults)',
+      measured: ev.map((x) => `${x.event} @${x.nodes}: ${round(x.cpuMs.median, 2)} ms`).join('; '),
+      pass:
+        ev.every((x) => x.cpuMs.median <= 1 && x.sources.every((s) => s === 'cache')) &&
+        new Set(ev.map((x) => x.nodes)).size === 2,
+    });
+  }
+  // 5c. A full listing reconcile at 15,000 nodes ≤ 3× its 5,000-node cost.
+  const c15 = r.reconcileCost.find((x) => x.nodes === 15_000 && x.change === 0);
+  if (c5 && c15) {
+    const x = c15.reconcileMs.median / c5.reconcileMs.median;
+    out.push({
+      name: 'Full reconcile at 15,000 nodes ≤ 3× its 5,000-node CPU',
+      measured: `${round(c15.reconcileMs.median, 1)} ms vs ${round(c5.reconcileMs.median, 1)} ms: ${round(x, 2)}×`,
+      pass: x <= 3,
+    });
+  }
+
   // 6. RSS at 5,000 nodes < 150 MB.
   const src = r.memory.find((x) => x.nodes === 5000 && x.kind === 'ts');
   const js = r.memory.find((x) => x.nodes === 5000 && x.kind === 'ts-js');
