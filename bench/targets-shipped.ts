@@ -4,7 +4,20 @@ import type { TargetResult } from './lib/target-result.ts';
 import type { Results } from './lib/results.ts';
 import { round } from './lib/stats.ts';
 
-const LIMIT_100: Record<string, number> = { memory: 60, linux: 60, hcloud: 60, aws: 95 };
+/**
+ * MB over the Node.js floor of the same run (a dependency-free program doing
+ * the same I/O) allowed at 100 nodes: the plug-ins that load a cloud SDK get
+ * more than those on Node's own HTTP.
+ */
+const OVER_FLOOR_100: Record<string, number> = {
+  memory: 12,
+  linux: 12,
+  hcloud: 12,
+  openstack: 12,
+  aws: 40,
+  azure: 40,
+  gce: 40,
+};
 
 export function shippedTargets(r: Results): TargetResult[] {
   const s = r.shipped;
@@ -17,31 +30,40 @@ export function shippedTargets(r: Results): TargetResult[] {
       measured: `${round(lib, 1)} MB`,
       pass: lib <= 60,
     });
-  const row = (kind: string, nodes: number) => s.memory.find((x) => x.kind === kind && x.nodes === nodes);
-  for (const kind of Object.keys(LIMIT_100)) {
-    const m = row(kind, 100);
-    if (m === undefined) continue;
-    const worst = Math.max(m.syncedMB, m.reconciledMB);
+  const aws = s.libraryImportMB['cloud-route-controller/aws'];
+  if (aws !== undefined)
     out.push({
-      name: `Shipped daemon (${kind}) at 100 nodes: ≤ ${LIMIT_100[kind]} MB resident`,
-      measured: `${round(m.syncedMB, 1)} MB after sync, ${round(m.reconciledMB, 1)} MB after one reconcile`,
-      pass: worst <= LIMIT_100[kind]!,
+      name: "import('cloud-route-controller/aws') from the packed tarball: ≤ 100 MB peak resident",
+      measured: `${round(aws, 1)} MB`,
+      pass: aws <= 100,
+    });
+  const row = (kind: string, nodes: number) => s.memory.find((x) => x.kind === kind && x.nodes === nodes);
+  const floor = row('floor', 100);
+  for (const kind of Object.keys(OVER_FLOOR_100)) {
+    const m = row(kind, 100);
+    if (m === undefined || floor === undefined) continue;
+    const worst = Math.max(m.syncedMB, m.reconciledMB);
+    const limit = Math.max(floor.syncedMB, floor.reconciledMB) + OVER_FLOOR_100[kind]!;
+    out.push({
+      name: `Shipped daemon (${kind}) at 100 nodes: ≤ the Node.js floor + ${OVER_FLOOR_100[kind]} MB`,
+      measured: `${round(worst, 1)} MB; floor ${round(limit - OVER_FLOOR_100[kind]!, 1)} MB (+${round(worst - limit + OVER_FLOOR_100[kind]!, 1)})`,
+      pass: worst <= limit,
     });
   }
   for (const [nodes, factor, what] of [
     [1000, 1.3, 'within 1.3× of'],
-    [5000, 1, 'below'],
+    [5000, 0.9, '≤ 0.9× of'],
   ] as const) {
     const go = row('go', nodes);
     if (go === undefined) continue;
-    for (const kind of Object.keys(LIMIT_100)) {
+    for (const kind of Object.keys(OVER_FLOOR_100)) {
       const m = row(kind, nodes);
       if (m === undefined) continue;
       const worst = Math.max(m.syncedMB, m.reconciledMB);
       out.push({
         name: `Shipped daemon (${kind}) at ${nodes.toLocaleString('en-US')} nodes: resident memory ${what} upstream's`,
         measured: `${round(worst, 1)} MB vs ${round(go.reconciledMB, 1)} MB (${round(worst / go.reconciledMB, 2)}×)`,
-        pass: factor === 1 ? worst < go.reconciledMB : worst <= factor * go.reconciledMB,
+        pass: worst <= factor * go.reconciledMB,
       });
     }
   }
