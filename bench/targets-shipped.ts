@@ -29,6 +29,8 @@ export function shippedTargets(r: Results): TargetResult[] {
       name: "import('cloud-route-controller') from the packed tarball: ≤ 60 MB peak resident",
       measured: `${round(lib, 1)} MB`,
       pass: lib <= 60,
+      brief: "import('cloud-route-controller') ≤ 60 MB",
+      headline: `${round(lib, 1)} MB`,
     });
   const aws = s.libraryImportMB['cloud-route-controller/aws'];
   if (aws !== undefined)
@@ -36,6 +38,8 @@ export function shippedTargets(r: Results): TargetResult[] {
       name: "import('cloud-route-controller/aws') from the packed tarball: ≤ 100 MB peak resident",
       measured: `${round(aws, 1)} MB`,
       pass: aws <= 100,
+      brief: "import('cloud-route-controller/aws') ≤ 100 MB",
+      headline: `${round(aws, 1)} MB`,
     });
   const row = (kind: string, nodes: number) => s.memory.find((x) => x.kind === kind && x.nodes === nodes);
   const floor = row('floor', 100);
@@ -48,6 +52,8 @@ export function shippedTargets(r: Results): TargetResult[] {
       name: `Shipped daemon (${kind}) at 100 nodes: ≤ the Node.js floor + ${OVER_FLOOR_100[kind]} MB`,
       measured: `${round(worst, 1)} MB; floor ${round(limit - OVER_FLOOR_100[kind]!, 1)} MB (+${round(worst - limit + OVER_FLOOR_100[kind]!, 1)})`,
       pass: worst <= limit,
+      brief: 'Daemon at 100 nodes ≤ Node.js floor + 12 MB (+40 with a cloud SDK)',
+      headline: `${kind} +${round(worst - limit + OVER_FLOOR_100[kind]!, 1)}`,
     });
   }
   for (const [nodes, factor, what] of [
@@ -64,6 +70,8 @@ export function shippedTargets(r: Results): TargetResult[] {
         name: `Shipped daemon (${kind}) at ${nodes.toLocaleString('en-US')} nodes: resident memory ${what} upstream's`,
         measured: `${round(worst, 1)} MB vs ${round(go.reconciledMB, 1)} MB (${round(worst / go.reconciledMB, 2)}×)`,
         pass: worst <= factor * go.reconciledMB,
+        brief: `Daemon at ${nodes.toLocaleString('en-US')} nodes ≤ ${factor}× upstream`,
+        headline: `${kind} ${round(worst / go.reconciledMB, 2)}×`,
       });
     }
   }
@@ -74,6 +82,8 @@ export function shippedTargets(r: Results): TargetResult[] {
       name: `Shipped daemon, idle with ${ts.nodes.toLocaleString('en-US')} heartbeating nodes: CPU/h ≤ upstream's`,
       measured: `${round(ts.cpuMsPerHour / 1000, 1)} s/h vs ${round(go.cpuMsPerHour / 1000, 1)} s/h`,
       pass: ts.cpuMsPerHour <= go.cpuMsPerHour,
+      brief: `Daemon idle CPU, ${ts.nodes.toLocaleString('en-US')} heartbeating nodes ≤ upstream`,
+      headline: `${round(ts.cpuMsPerHour / 1000, 1)} vs ${round(go.cpuMsPerHour / 1000, 1)} s/h`,
     });
   return out;
 }
