@@ -55,3 +55,39 @@ export function shippedSection(r: Results): string {
     ...skipped,
   ].join('\n');
 }
+
+/** The 15,000-node comparison (scenario `scale`). */
+export function scaleSection(r: Results): string {
+  const rows = r.scale ?? [];
+  if (rows.length === 0) return '';
+  const label = (k: string): string =>
+    k === 'go' ? 'upstream (gate on)' : 'shipped daemon (memory, defaults)';
+  return [
+    `## ${rows[0]!.nodes.toLocaleString('en-US')} dual-stack nodes (real kube-apiserver)`,
+    ``,
+    `The documented Kubernetes maximum: realistic dual-stack nodes, routed already (nothing needs a write), the packed and installed daemon in watch mode with its defaults and upstream's Go peer (gate on) one after the other. Initial sync: start to ready (the daemon's /readyz; the peer's first list). CPU from /proc: from start to the end of the first (listing) reconcile, and for one event each (a node joins, the same node leaves, a node's InternalIP changes) until the reconcile it caused finished.`,
+    ``,
+    table(
+      [
+        'peer',
+        'initial sync s',
+        'RSS synced MB',
+        'RSS after reconcile MB',
+        'CPU to first reconcile ms',
+        'join ms',
+        'leave ms',
+        'address ms',
+      ],
+      rows.map((x) => [
+        label(x.kind),
+        fmt(x.syncS, 1),
+        fmt(x.syncedMB, 1),
+        fmt(x.reconciledMB, 1),
+        fmt(x.startCpuMs, 0),
+        fmt(x.eventCpuMs.join, 0),
+        fmt(x.eventCpuMs.leave, 0),
+        fmt(x.eventCpuMs.address, 0),
+      ]),
+    ),
+  ].join('\n');
+}

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { charts } from './report-charts.ts';
 import { costSection, memorySection } from './report-cost-memory.ts';
 import { churnSection } from './report-churn.ts';
-import { shippedSection } from './report-shipped.ts';
+import { scaleSection, shippedSection } from './report-shipped.ts';
 import { ipamSection } from './report-ipam.ts';
 import { fmt, fmtSpread, med, ratio, table } from './lib/format.ts';
 import type { Results } from './lib/results.ts';
@@ -339,6 +339,8 @@ export function summaryMarkdown(r: Results, chartPrefix = ''): string {
     memorySection(r, chartPrefix),
     ``,
     shippedSection(r),
+    ``,
+    scaleSection(r),
     ``,
   ].join('\n');
 }

@@ -25,6 +25,7 @@ import { burstVirtual, idleHourVirtual } from './scenarios/virtual.ts';
 import { churnHourVirtual } from './scenarios/churn.ts';
 import { churnRealSession } from './scenarios/churn-real.ts';
 import { ipamSession, nodeAgentsMissing } from './scenarios/ipam.ts';
+import { scaleSession } from './scenarios/scale.ts';
 import { testenvBinaries } from '../test/support/controlplane.ts';
 
 const SCENARIOS = Object.keys(SCENARIO_FIELDS) as Scenario[];
@@ -237,6 +238,18 @@ async function realScenarios(c: BenchCluster, variants: readonly Variant[]): Pro
     });
     save();
   }
+  if (only.has('scale')) {
+    if (cfg.scale === undefined)
+      results.meta.skipped['scale'] = 'the 15,000-node scenario runs in the full suite only';
+    else {
+      results.scale = await scaleSession(c, cfg.scale, {
+        withGo: variants.some((v) => v.kind === 'go'),
+        logDir,
+        log,
+      });
+      save();
+    }
+  }
   await c.admin.deleteAllNodes();
 }
 
@@ -330,8 +343,8 @@ function merged(base: Results): Results {
 async function main(): Promise<void> {
   log(`suite ${cfg.name}, ${cfg.reps} repetition(s), output ${outDir}`);
   await virtualScenarios();
-  const wantsReal = ['idle', 'burst', 'failure', 'settle', 'process', 'shipped', 'churn-real'].some((s) =>
-    only.has(s as Scenario),
+  const wantsReal = ['idle', 'burst', 'failure', 'settle', 'process', 'shipped', 'churn-real', 'scale'].some(
+    (s) => only.has(s as Scenario),
   );
   if (wantsReal) {
     const bins = testenvBinaries();

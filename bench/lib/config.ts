@@ -6,6 +6,7 @@ import type { ChurnConfig } from '../scenarios/churn.ts';
 import type { ChurnRealConfig } from '../scenarios/churn-real.ts';
 import type { ShippedConfig } from '../scenarios/shipped-run.ts';
 import type { IpamConfig } from '../scenarios/ipam.ts';
+import type { ScaleConfig } from '../scenarios/scale.ts';
 
 export interface SuiteConfig {
   readonly name: 'full' | 'quick';
@@ -42,6 +43,8 @@ export interface SuiteConfig {
    * quick suite has no time for it; configs recorded before it existed lack it).
    */
   readonly ipam?: IpamConfig | undefined;
+  /** The shipped daemon and upstream at 15,000 dual-stack nodes (scenario `scale`); undefined: skipped. */
+  readonly scale?: ScaleConfig | undefined;
 }
 
 /** The churn hour is virtual time and cheap: the same in both suites. */
@@ -117,6 +120,7 @@ export const FULL: SuiteConfig = {
     timeoutMs: 600_000,
     stallMs: 120_000,
   },
+  scale: { nodes: 15_000, settleMs: 5000 },
 };
 
 export const QUICK: SuiteConfig = {
@@ -157,4 +161,5 @@ export const QUICK: SuiteConfig = {
     idle: { nodes: 200, warmupMs: 8000, windowMs: 15_000, heartbeatMs: 10_000 },
   },
   ipam: undefined,
+  scale: undefined,
 };

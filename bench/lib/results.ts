@@ -4,6 +4,7 @@ import type { SettleRun } from '../scenarios/settle.ts';
 import type { MemoryRow, ProcessCostRow } from '../scenarios/process.ts';
 import type { CostRow, ProfileEntry } from '../scenarios/reconcile-cost.ts';
 import type { EventCostRow } from '../scenarios/event-cost.ts';
+import type { ScaleRow } from '../scenarios/scale.ts';
 import type { BurstVirtualResult, IdleVirtualResult } from '../scenarios/virtual.ts';
 import type { ChurnVirtualResult } from '../scenarios/churn.ts';
 import type { ChurnRealRun } from '../scenarios/churn-real.ts';
@@ -61,6 +62,8 @@ export interface Results {
   ipam?: IpamRun[];
   /** CPU of one node event in watch mode (absent in runs before incremental planning). */
   eventCost?: EventCostRow[];
+  /** The shipped daemon and upstream at the documented maximum (absent in runs before it existed). */
+  scale?: ScaleRow[];
 }
 
 /** The result fields each scenario writes (what `--merge` replaces). */
@@ -77,6 +80,7 @@ export const SCENARIO_FIELDS = {
   process: ['memory', 'processCost', 'informerMemory'],
   shipped: ['shipped'],
   ipam: ['ipam'],
+  scale: ['scale'],
 } as const satisfies Record<string, readonly (keyof Results)[]>;
 
 /** The configuration sections each scenario reads. */
@@ -93,6 +97,7 @@ const CONFIG_FIELDS: Record<keyof typeof SCENARIO_FIELDS, readonly (keyof SuiteC
   process: ['process'],
   shipped: ['shipped'],
   ipam: ['ipam'],
+  scale: ['scale'],
 };
 
 /** The base run's configuration with the sections of the re-measured scenarios replaced (its reps stay). */
