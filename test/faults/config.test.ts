@@ -104,7 +104,7 @@ describe('bad cloud config and flags: exit 1, one error line each', { timeout: 1
     {
       name: 'unknown provider',
       args: () => ['--cloud-provider=nimbus'],
-      message: /^unknown cloud provider "nimbus"; registered: aws, azure, hcloud, linux, memory$/,
+      message: /^unknown cloud provider "nimbus"; registered: aws, azure, hcloud, linux, memory, openstack$/,
     },
     {
       name: 'unparsable cluster CIDR',
