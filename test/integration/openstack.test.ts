@@ -210,7 +210,7 @@ for (const atomic of [true, false]) {
       assert.deepEqual(five, ['10.244.5.0/24=10.0.0.16']);
     });
 
-    test("the router's max_routes is a quota error, not a retryable one", async () => {
+    test('the route quota (quota_router_route, formerly max_routes) is a quota error, not a retryable one', async () => {
       const have = (await os.routes(routerId)).length;
       const creates = [];
       for (let i = 0; i < MAX_ROUTES + 2 - have; i++) {

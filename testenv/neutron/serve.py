@@ -39,7 +39,6 @@ def write_config(state_dir, max_routes):
                 auth_strategy = noauth
                 transport_url = fake:/
                 allow_overlapping_ips = true
-                max_routes = {max_routes}
                 api_paste_config = {os.path.join(sys.prefix, "etc", "neutron", "api-paste.ini")}
                 api_extensions_path =
                 debug = false
@@ -58,6 +57,9 @@ def write_config(state_dir, max_routes):
                 [ml2_type_vxlan]
                 vni_ranges = 1:1000
 
+                [quotas]
+                quota_router_route = {max_routes}
+
                 [oslo_concurrency]
                 lock_path = {state_dir}/lock
 
@@ -75,6 +77,7 @@ def main():
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--state-dir", required=True)
     parser.add_argument("--no-atomic", action="store_true")
+    # Extra routes per project (Neutron 2026.2 replaced max_routes with this quota).
     parser.add_argument("--max-routes", type=int, default=30)
     args = parser.parse_args()
 
