@@ -48,6 +48,8 @@ class ListedRouter {
 interface Op {
   readonly kind: 'delete' | 'create';
   readonly route: ExtraRoute | undefined;
+  /** A create's node. */
+  readonly targetNode?: string;
   error: Error | undefined;
 }
 
@@ -103,7 +105,11 @@ export class OpenStackRoutes implements Routes {
       );
       await this.pairStep('remove', revoked, opts);
     }
-    return ops.map((o) => (o.error === undefined ? OK : { ok: false, error: o.error }));
+    return ops.map((o): OperationResult => {
+      if (o.error !== undefined) return { ok: false, error: o.error };
+      // R66: a create's route as listRoutes will report it, for the controller's route cache.
+      return o.kind === 'create' ? { ok: true, route: listedAs(o.route!, o.targetNode!) } : OK;
+    });
   }
 
   async createRoute(
@@ -114,9 +120,7 @@ export class OpenStackRoutes implements Routes {
   ): Promise<Route> {
     const [result] = await this.one(clusterName, { deletes: [], creates: [{ nameHint, route }] }, opts);
     if (!result!.ok) throw result!.error;
-    // R66: the route as listRoutes will report it.
-    const created = this.createOp(route).route!;
-    return { ...toRoute(created, new Map()), targetNode: route.targetNode, blackhole: false };
+    return listedAs(this.createOp(route).route!, route.targetNode);
   }
 
   async deleteRoute(clusterName: string, route: Readonly<Route>, opts: CallOptions): Promise<void> {
@@ -184,6 +188,7 @@ export class OpenStackRoutes implements Routes {
     return {
       kind: 'create',
       route: { destination: route.destinationCIDR, nexthop },
+      targetNode: route.targetNode,
       error: undefined,
     };
   }
@@ -304,6 +309,10 @@ export class OpenStackRoutes implements Routes {
     if (changed.size === 0) return;
     await this.neutron.setRoutes(this.routerId, routes, router.revision, opts.signal);
   }
+}
+
+function listedAs(r: ExtraRoute, targetNode: string): Route {
+  return { ...toRoute(r, new Map()), targetNode, blackhole: false };
 }
 
 /** A 400 about the request's content: another subset of the batch may pass. */
