@@ -83,6 +83,19 @@ function asPort(p: Record<string, unknown>): Port {
   };
 }
 
+/** What the routes use of Neutron (the port of routes.ts and pairs.ts; NeutronClient is the adapter). */
+export type NeutronApi = Pick<
+  NeutronClient,
+  | 'extensions'
+  | 'getRouter'
+  | 'setRoutes'
+  | 'addExtraRoutes'
+  | 'removeExtraRoutes'
+  | 'routerNetworkIds'
+  | 'portsByIp'
+  | 'setAddressPairs'
+>;
+
 export class NeutronClient {
   private readonly keystone: Keystone;
   private readonly fetchImpl: FetchLike;

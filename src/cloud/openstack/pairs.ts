@@ -7,7 +7,7 @@
 import { canonicalCIDR } from '../../core/cidr.ts';
 import { isAbortError } from '../../core/errors.ts';
 import type { CallOptions } from '../../core/types.ts';
-import type { AddressPair, NeutronClient } from './neutron.ts';
+import type { AddressPair, NeutronApi } from './neutron.ts';
 import { canonicalIP } from './targets.ts';
 
 /** One route's need: its pod CIDR on the port of its next hop. */
@@ -24,10 +24,10 @@ class RouterNetworks {
 }
 
 export class AddressPairs {
-  private readonly neutron: NeutronClient;
+  private readonly neutron: NeutronApi;
   private readonly routerId: string;
 
-  constructor(neutron: NeutronClient, routerId: string) {
+  constructor(neutron: NeutronApi, routerId: string) {
     this.neutron = neutron;
     this.routerId = routerId;
   }

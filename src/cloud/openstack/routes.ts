@@ -13,7 +13,7 @@
 // another node its route.
 import { PermanentError, isAbortError, throwIfAborted } from '../../core/errors.ts';
 import type { CallOptions, NodeLister, OperationResult, Route, RoutePlan, Routes } from '../../core/types.ts';
-import type { ExtraRoute, NeutronClient, Router } from './neutron.ts';
+import type { ExtraRoute, NeutronApi, Router } from './neutron.ts';
 import { AddressPairs } from './pairs.ts';
 import {
   extraRouteOf,
@@ -26,7 +26,7 @@ import {
 } from './targets.ts';
 
 export interface OpenStackRoutesOptions {
-  readonly neutron: NeutronClient;
+  readonly neutron: NeutronApi;
   readonly routerId: string;
   readonly nodes: NodeLister;
 }
@@ -56,7 +56,7 @@ interface Op {
 const OK: OperationResult = { ok: true };
 
 export class OpenStackRoutes implements Routes {
-  private readonly neutron: NeutronClient;
+  private readonly neutron: NeutronApi;
   private readonly routerId: string;
   private readonly nodes: NodeLister;
   private readonly pairs: AddressPairs;
