@@ -128,6 +128,7 @@ describe(
         let cloud: OpenStack;
         let routerId = '';
         let networkId = '';
+        let node1Port = '';
         const guard = (t: { skip(m?: string): void }): boolean =>
           enabled && cp !== undefined ? true : !requireTestenv(t as Parameters<typeof requireTestenv>[0]);
         const failed = (err: unknown): never => {
@@ -179,7 +180,7 @@ describe(
         test('nodes → extra routes → NetworkUnavailable=False; dual stack; the port allows the pod CIDR', async (t) => {
           if (!guard(t)) return;
           try {
-            const port = await cloud.port(networkId, ['10.0.0.11']);
+            const port = (node1Port = await cloud.port(networkId, ['10.0.0.11']));
             await admin.createNode('node1', ['10.244.1.0/24'], addresses('10.0.0.11'));
             await admin.createNode(
               'ds',
