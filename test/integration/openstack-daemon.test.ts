@@ -226,6 +226,7 @@ describe(
               '192.168.50.0/24=10.0.0.250',
               'fd00:10:244:2::/64=fd00::12',
             ]);
+            assert.deepEqual(await cloud.pairs(node1Port), [], 'the pod CIDR left the port');
           } catch (err) {
             failed(err);
           }
