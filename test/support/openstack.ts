@@ -205,9 +205,18 @@ export class OpenStack {
   }
 
   /** A network with an IPv4 and an IPv6 subnet, a router with interfaces on both. */
-  async topology(v4 = '10.0.0.0/24', v6 = 'fd00::/64'): Promise<{ routerId: string; networkId: string }> {
+  async topology(
+    v4 = '10.0.0.0/24',
+    v6 = 'fd00::/64',
+    gateway?: string,
+  ): Promise<{ routerId: string; networkId: string }> {
     const networkId = await this.create('network', { name: 'k8s' });
-    const s4 = await this.create('subnet', { network_id: networkId, cidr: v4, ip_version: 4 });
+    const s4 = await this.create('subnet', {
+      network_id: networkId,
+      cidr: v4,
+      ip_version: 4,
+      ...(gateway !== undefined ? { gateway_ip: gateway } : {}),
+    });
     const s6 = await this.create('subnet', {
       network_id: networkId,
       cidr: v6,
