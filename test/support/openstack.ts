@@ -142,9 +142,9 @@ export class OpenStack {
     if (opts.maxRoutes !== undefined) args.push('--max-routes', String(opts.maxRoutes));
     const proc = startProcess(python, args, log);
     const url = await waitForReady(log, proc, 120_000);
-    let self: OpenStack | undefined;
+    const ref: { os?: OpenStack } = {};
     const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
-      self!.handle(req, res).catch((err: unknown) => {
+      ref.os!.handle(req, res).catch((err: unknown) => {
         res.writeHead(500, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify({ error: { code: 500, title: 'stand-in failure', message: String(err) } }));
       });
@@ -153,8 +153,8 @@ export class OpenStack {
       ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, handler)
       : http.createServer(handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    self = new OpenStack(proc, url, server, dir, opts.tls ? 'https' : 'http');
-    return self;
+    ref.os = new OpenStack(proc, url, server, dir, opts.tls ? 'https' : 'http');
+    return ref.os;
   }
 
   async stop(): Promise<void> {
