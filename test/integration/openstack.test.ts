@@ -4,6 +4,7 @@
 // `extraroute` alone (the whole list, If-Match revision_number). Run: scripts/neutron.sh &&
 // node --test test/integration/openstack.test.ts
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type {
   CallOptions,
@@ -16,6 +17,7 @@ import type {
 import { buildOpenStackProvider } from '../../src/cloud/openstack/index.ts';
 import type { OpenStackRoutes } from '../../src/cloud/openstack/routes.ts';
 import { CREDENTIALS, OpenStack, neutronSkip } from '../support/openstack.ts';
+import { getPki } from '../support/pki.ts';
 
 const MAX_ROUTES = 10;
 
@@ -370,3 +372,50 @@ for (const atomic of [true, false]) {
     }
   });
 }
+
+describe(
+  'openstack plug-in over HTTPS: ca-file and tls-insecure',
+  { ...neutronSkip(), timeout: 120_000 },
+  () => {
+    let os: OpenStack;
+    let routerId = '';
+    let caFile = '';
+
+    before(async () => {
+      const pki = await getPki(); // a test CA and a 127.0.0.1 server certificate signed by it
+      caFile = pki.caCrt;
+      os = await OpenStack.start({
+        tls: {
+          cert: fs.readFileSync(pki.apiserverCrt, 'utf8'),
+          key: fs.readFileSync(pki.apiserverKey, 'utf8'),
+        },
+      });
+      ({ routerId } = await os.topology());
+    });
+
+    after(async () => {
+      await os?.stop();
+    });
+
+    test('with the CA in ca-file Keystone and Neutron are trusted; without it the call fails permanently', async () => {
+      assert.match(os.authUrl, /^https:/);
+      const nodes = new Nodes();
+      const conf = cloudConf(os, routerId, 'appcred');
+      const withCa = buildOpenStackProvider(
+        conf.replace('region = RegionOne', `region = RegionOne\nca-file = ${caFile}`),
+        nodes,
+      );
+      assert.deepEqual(await withCa.routes()!.listRoutes('it', call()), []);
+      const untrusted = buildOpenStackProvider(conf, nodes);
+      await assert.rejects(
+        untrusted.routes()!.listRoutes('it', call()),
+        (e: { kind?: string; message: string }) => e.kind === 'permanent' && /ca-file/.test(e.message),
+      );
+      const insecure = buildOpenStackProvider(
+        conf.replace('region = RegionOne', 'region = RegionOne\ntls-insecure = true'),
+        nodes,
+      );
+      assert.deepEqual(await insecure.routes()!.listRoutes('it', call()), []);
+    });
+  },
+);
