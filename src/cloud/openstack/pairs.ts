@@ -7,7 +7,7 @@
 import { canonicalCIDR } from '../../core/cidr.ts';
 import { isAbortError } from '../../core/errors.ts';
 import type { CallOptions } from '../../core/types.ts';
-import type { AddressPair, NeutronApi } from './neutron.ts';
+import type { AddressPair, NeutronApi, Port } from './neutron.ts';
 import { canonicalIP } from './targets.ts';
 
 /** One route's need: its pod CIDR on the port of its next hop. */
@@ -34,17 +34,32 @@ export class AddressPairs {
 
   /** Allows each destination on its next hop's port; the error of each change that failed. */
   add(changes: readonly PairChange[], opts: CallOptions): Promise<(Error | undefined)[]> {
-    return this.edit(changes, opts, (pairs, cidrs) => {
+    return this.edit(changes, opts, (port, cidrs) => {
+      const pairs = port.pairs;
       const have = new Set(pairs.map((p) => canonicalCIDR(p.ip_address) ?? p.ip_address));
       const missing = [...cidrs].filter((c) => !have.has(canonicalCIDR(c) ?? c));
       return missing.length === 0 ? undefined : [...pairs, ...missing.map((ip_address) => ({ ip_address }))];
     });
   }
 
-  /** Removes each destination from its next hop's port. */
-  remove(changes: readonly PairChange[], opts: CallOptions): Promise<(Error | undefined)[]> {
-    return this.edit(changes, opts, (pairs, cidrs) => {
-      const drop = new Set([...cidrs].map((c) => canonicalCIDR(c) ?? c));
+  /**
+   * Removes each destination from its next hop's port, except where `keep` still routes it to
+   * an address of that same port (a node whose port got a new address keeps its pod CIDR).
+   */
+  remove(
+    changes: readonly PairChange[],
+    keep: readonly PairChange[],
+    opts: CallOptions,
+  ): Promise<(Error | undefined)[]> {
+    return this.edit(changes, opts, (port, cidrs) => {
+      const pairs = port.pairs;
+      const own = new Set(port.fixedIps.map((ip) => canonicalIP(ip) ?? ip));
+      const needed = new Set(
+        keep
+          .filter((k) => own.has(canonicalIP(k.nexthop) ?? k.nexthop))
+          .map((k) => canonicalCIDR(k.destination) ?? k.destination),
+      );
+      const drop = new Set([...cidrs].map((c) => canonicalCIDR(c) ?? c).filter((c) => !needed.has(c)));
       const kept = pairs.filter((p) => !drop.has(canonicalCIDR(p.ip_address) ?? p.ip_address));
       return kept.length === pairs.length ? undefined : kept;
     });
@@ -64,7 +79,7 @@ export class AddressPairs {
   private async edit(
     changes: readonly PairChange[],
     opts: CallOptions,
-    next: (pairs: readonly AddressPair[], cidrs: ReadonlySet<string>) => AddressPair[] | undefined,
+    next: (port: Port, cidrs: ReadonlySet<string>) => AddressPair[] | undefined,
   ): Promise<(Error | undefined)[]> {
     const results: (Error | undefined)[] = changes.map(() => undefined);
     if (changes.length === 0) return results;
@@ -87,7 +102,7 @@ export class AddressPairs {
           // No port (a node outside Neutron, or one already deleted): nothing to allow or revoke.
           for (const port of await this.neutron.portsByIp(hop, networks, opts.signal)) {
             if (port.portSecurity === false) continue;
-            const pairs = next(port.pairs, cidrs);
+            const pairs = next(port, cidrs);
             if (pairs !== undefined) await this.neutron.setAddressPairs(port, pairs, opts.signal);
           }
         } catch (err) {

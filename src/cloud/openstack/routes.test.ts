@@ -256,6 +256,35 @@ for (const atomic of [true, false]) {
       );
     });
 
+    test('a node re-addressed on the same port: the route moves, the port keeps its pair', async () => {
+      const { neutron, nodes, routes } = setup(['a', '10.0.0.2']);
+      neutron.routes = [{ destination: '10.244.1.0/24', nexthop: '10.0.0.1' }];
+      neutron.ports = [
+        {
+          id: 'pa',
+          networkId: 'net',
+          fixedIps: ['10.0.0.1', '10.0.0.2'],
+          portSecurity: true,
+          pairs: [{ ip_address: '10.244.1.0/24' }],
+          revision: 1,
+        },
+      ];
+      const o = opts();
+      const [stale] = await routes.listRoutes('c', o);
+      assert.equal(stale!.blackhole, true, "10.0.0.1 is no longer a's address");
+      const r = await routes.applyRoutes(
+        'c',
+        { deletes: [stale!], creates: [create(nodes, 'a', '10.244.1.0/24')] },
+        o,
+      );
+      assert.deepEqual(kinds(r), ['ok', 'ok']);
+      assert.deepEqual(neutron.list(), ['10.244.1.0/24=10.0.0.2']);
+      assert.deepEqual(
+        neutron.ports[0]!.pairs.map((p) => p.ip_address),
+        ['10.244.1.0/24'],
+      );
+    });
+
     test('without the extraroute extensions every call fails permanently', async () => {
       const { neutron, routes } = setup();
       neutron.ext = new Set(['router']);

@@ -98,12 +98,10 @@ export class OpenStackRoutes implements Routes {
       await this.readModifyWrite(deletes, ready, opts);
     }
     if (features.addressPairs) {
-      // Revoke a deleted route's CIDR unless a route of this plan still sends it to that address.
+      // Revoke a deleted route's CIDR, unless a create of this plan routes it to the same port.
       const kept = ready.filter((o) => o.error === undefined).map((o) => o.route!);
-      const revoked = deletes.filter(
-        (o) => o.error === undefined && !kept.some((k) => sameRoute(k, o.route!)),
-      );
-      await this.pairStep('remove', revoked, opts);
+      const revoked = deletes.filter((o) => o.error === undefined);
+      await this.pairStep('remove', revoked, opts, kept);
     }
     return ops.map((o): OperationResult => {
       if (o.error !== undefined) return { ok: false, error: o.error };
@@ -193,9 +191,16 @@ export class OpenStackRoutes implements Routes {
     };
   }
 
-  private async pairStep(step: 'add' | 'remove', ops: readonly Op[], opts: CallOptions): Promise<void> {
+  private async pairStep(
+    step: 'add' | 'remove',
+    ops: readonly Op[],
+    opts: CallOptions,
+    keep: readonly ExtraRoute[] = [],
+  ): Promise<void> {
     const changes = ops.map((o) => ({ nexthop: o.route!.nexthop, destination: o.route!.destination }));
-    const errors = await (step === 'add' ? this.pairs.add(changes, opts) : this.pairs.remove(changes, opts));
+    const errors = await (step === 'add'
+      ? this.pairs.add(changes, opts)
+      : this.pairs.remove(changes, keep, opts));
     errors.forEach((e, i) => {
       if (e !== undefined) ops[i]!.error = e;
     });
