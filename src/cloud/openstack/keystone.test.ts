@@ -119,6 +119,28 @@ describe('Keystone', () => {
     assert.equal(k.posts.length, 2);
   });
 
+  test('Keystone down during an early renewal: the old token serves until it expires', async () => {
+    const k = keystoneFetch(3_600_000);
+    let down = false;
+    const fetch: FetchLike = (url, init) =>
+      down
+        ? Promise.reject(
+            new Error('fetch failed', {
+              cause: Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }),
+            }),
+          )
+        : k.fetch(url, init);
+    const ks = new Keystone({ config: CONFIG, fetch, now: () => k.now.t });
+    assert.equal((await ks.token(signal)).id, 'tok-1');
+    down = true;
+    k.now.t += 3_600_000 - 60_000; // due for renewal, not expired
+    assert.equal((await ks.token(signal)).id, 'tok-1');
+    k.now.t += 60_000; // expired
+    await assert.rejects(ks.token(signal), (e: { kind?: string }) => e.kind === 'retryable');
+    down = false;
+    assert.equal((await ks.token(signal)).id, 'tok-2');
+  });
+
   test('no network endpoint: a permanent error naming region and interface', async () => {
     const k = keystoneFetch(3_600_000);
     const ks = new Keystone({ config: { ...CONFIG, region: 'R9' }, fetch: k.fetch });

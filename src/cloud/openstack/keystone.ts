@@ -117,6 +117,8 @@ export class Keystone {
       } catch (err) {
         // A peer's abort (its own timeout) is not ours: issue again under our signal.
         if (isAbortError(err) && !signal.aborted) continue;
+        // Keystone is down while renewing early: the old token still works until it expires.
+        if (!isAbortError(err) && t !== undefined && t === this.current && this.now() < t.expiresAt) return t;
         throw err;
       }
     }
