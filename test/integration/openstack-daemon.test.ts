@@ -226,7 +226,13 @@ describe(
               '192.168.50.0/24=10.0.0.250',
               'fd00:10:244:2::/64=fd00::12',
             ]);
-            assert.deepEqual(await cloud.pairs(node1Port), [], 'the pod CIDR left the port');
+            // The pair goes right after the route, in the same batch.
+            await waitFor(
+              'the pod CIDR left the port',
+              30_000,
+              async () => (await cloud.pairs(node1Port)).length === 0,
+              200,
+            );
           } catch (err) {
             failed(err);
           }
