@@ -17,7 +17,8 @@ import { compileTsPeer } from './lib/build-ts.ts';
 import { writeReport } from './report.ts';
 import { processSession } from './scenarios/process.ts';
 import { burstSession, failureSession, idleSession, routedCluster } from './scenarios/realtime.ts';
-import { profileReconcile, reconcileCost } from './scenarios/reconcile-cost.ts';
+import { profileReconcile, type CostRow } from './scenarios/reconcile-cost.ts';
+import type { EventCostRow } from './scenarios/event-cost.ts';
 import { settleSession } from './scenarios/settle.ts';
 import { shippedScenario } from './scenarios/shipped-run.ts';
 import { burstVirtual, idleHourVirtual } from './scenarios/virtual.ts';
@@ -126,7 +127,7 @@ async function virtualScenarios(): Promise<void> {
     for (const n of cfg.cost.nodes) {
       for (const change of [0, 0.01]) {
         log(`reconcile cost in process: ${n} nodes, ${change * 100}% to change`);
-        results.reconcileCost.push(await reconcileCost(n, change, cfg.cost.iterations));
+        results.reconcileCost.push(costChild<CostRow>('reconcile', n, change, cfg.cost.iterations));
       }
     }
     log(`CPU profile: ${cfg.cost.profileNodes} nodes`);
@@ -134,8 +135,30 @@ async function virtualScenarios(): Promise<void> {
       nodes: cfg.cost.profileNodes,
       entries: await profileReconcile(cfg.cost.profileNodes, cfg.cost.profileIterations),
     };
+    results.eventCost = [];
+    for (const n of cfg.cost.eventNodes ?? []) {
+      for (const incremental of [true, false]) {
+        log(
+          `one node event's CPU in watch mode: ${n} nodes, incremental planning ${incremental ? 'on' : 'off'}`,
+        );
+        results.eventCost.push(
+          ...costChild<EventCostRow[]>('event', n, incremental, cfg.cost.eventSamples ?? 30),
+        );
+      }
+    }
     save();
   }
+}
+
+/** One cost measurement in a fresh process (see bench/scenarios/cost-child.ts). */
+function costChild<T>(...args: (string | number | boolean)[]): T {
+  const script = path.join(import.meta.dirname, 'scenarios', 'cost-child.ts');
+  const out = execFileSync(process.execPath, [...process.execArgv, script, ...args.map(String)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 16 << 20,
+  });
+  return JSON.parse(out) as T;
 }
 
 async function realScenarios(c: BenchCluster, variants: readonly Variant[]): Promise<void> {

@@ -26,7 +26,15 @@ export interface SuiteConfig {
   /** undefined: skipped (the quick suite has no time for it). */
   readonly settle: SettleConfig | undefined;
   readonly idle: IdleConfig;
-  readonly cost: { nodes: number[]; iterations: number; profileNodes: number; profileIterations: number };
+  readonly cost: {
+    nodes: number[];
+    iterations: number;
+    profileNodes: number;
+    profileIterations: number;
+    /** Cluster sizes and samples per event kind of the watch-mode event cost. */
+    eventNodes?: number[];
+    eventSamples?: number;
+  };
   readonly process: { memoryNodes: number[]; costNodes: number[]; measureMs: number; settleMs: number };
   readonly shipped: ShippedConfig;
   /**
@@ -79,7 +87,14 @@ export const FULL: SuiteConfig = {
     waitMs: 60_000,
   },
   idle: { nodes: 1000, warmupMs: 30_000, windowMs: 180_000, heartbeatMs: 10_000 },
-  cost: { nodes: [1000, 5000, 10_000], iterations: 15, profileNodes: 5000, profileIterations: 20 },
+  cost: {
+    nodes: [1000, 5000, 10_000, 15_000],
+    iterations: 15,
+    profileNodes: 5000,
+    profileIterations: 20,
+    eventNodes: [5000, 15_000],
+    eventSamples: 30,
+  },
   process: {
     memoryNodes: [1000, 5000, 10_000],
     costNodes: [1000, 5000, 10_000],
@@ -127,7 +142,14 @@ export const QUICK: SuiteConfig = {
   failure: { nodes: 20, failForMs: 6000, latency: '20ms', recoveryTimeoutMs: 12_000 },
   settle: undefined,
   idle: { nodes: 200, warmupMs: 8000, windowMs: 15_000, heartbeatMs: 10_000 },
-  cost: { nodes: [1000, 5000], iterations: 5, profileNodes: 5000, profileIterations: 5 },
+  cost: {
+    nodes: [1000, 5000],
+    iterations: 5,
+    profileNodes: 5000,
+    profileIterations: 5,
+    eventNodes: [1000],
+    eventSamples: 5,
+  },
   process: { memoryNodes: [500], costNodes: [500], measureMs: 3000, settleMs: 4000 },
   shipped: {
     nodes: [0, 100],

@@ -3,6 +3,7 @@ import type { BurstRun, FailureRun, IdleRun } from '../scenarios/realtime.ts';
 import type { SettleRun } from '../scenarios/settle.ts';
 import type { MemoryRow, ProcessCostRow } from '../scenarios/process.ts';
 import type { CostRow, ProfileEntry } from '../scenarios/reconcile-cost.ts';
+import type { EventCostRow } from '../scenarios/event-cost.ts';
 import type { BurstVirtualResult, IdleVirtualResult } from '../scenarios/virtual.ts';
 import type { ChurnVirtualResult } from '../scenarios/churn.ts';
 import type { ChurnRealRun } from '../scenarios/churn-real.ts';
@@ -58,6 +59,8 @@ export interface Results {
   shipped?: ShippedResults | undefined;
   /** Kubelet-like registration with node IPAM and kwok (absent in runs before the scenario existed). */
   ipam?: IpamRun[];
+  /** CPU of one node event in watch mode (absent in runs before incremental planning). */
+  eventCost?: EventCostRow[];
 }
 
 /** The result fields each scenario writes (what `--merge` replaces). */
@@ -66,7 +69,7 @@ export const SCENARIO_FIELDS = {
   'burst-virtual': ['burstVirtual'],
   'churn-virtual': ['churnVirtual'],
   'churn-real': ['churnReal'],
-  cost: ['reconcileCost', 'profile'],
+  cost: ['reconcileCost', 'profile', 'eventCost'],
   idle: ['idleReal'],
   burst: ['burst'],
   failure: ['failure'],
