@@ -164,6 +164,7 @@ describe(
               '--metrics-bind-address=127.0.0.1:0',
               '--health-probe-bind-address=127.0.0.1:0',
               '--log-format=json',
+              '-v=10',
               ...(watch ? [WATCH] : ['--route-reconciliation-period=2s']),
             ],
             path.join(dir, `${mode}.log`),
@@ -173,6 +174,18 @@ describe(
         after(async () => {
           daemon?.signal('SIGTERM');
           if (daemon) assert.equal((await daemon.waitExit(30_000)).code, 0, daemon.tail());
+          if (daemon) {
+            // -v=10: every line the daemon wrote, and no credential or token in any of them.
+            const output = daemon.output();
+            assert.ok(output.length > 0);
+            for (const secret of [
+              CREDENTIALS.password,
+              CREDENTIALS.appCredentialSecret,
+              ...cloud.issuedTokens(),
+            ]) {
+              assert.ok(!output.includes(secret), `a credential reached the log: ${secret.slice(0, 8)}…`);
+            }
+          }
           if (enabled) for (const n of ['node1', 'ds', 'node3']) await admin.deleteNode(n).catch(() => {});
           await cloud?.stop();
         });

@@ -139,6 +139,11 @@ export class OpenStack {
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 
+  /** The tokens issued so far (secrets: for asserting that none reaches a log). */
+  issuedTokens(): string[] {
+    return [...this.tokens.keys()];
+  }
+
   /** Every token issued so far is refused from now on (as after a revocation or expiry). */
   revokeTokens(): void {
     for (const t of this.tokens.values()) t.revoked = true;
