@@ -252,12 +252,14 @@ for (const atomic of [true, false]) {
       assert.deepEqual(await os.pairs(secured), []);
     });
 
-    test('errors: 429 with Retry-After is throttling, 503 retryable, an unknown router permanent', async () => {
+    test('errors: 429 with Retry-After is throttling, 409 a conflict, 503 retryable, an unknown router permanent', async () => {
       nodes.set('e1', ['10.0.0.41']);
       os.faults.push({ method: 'PUT', path: '/routers/', status: 429, retryAfter: '7' });
       const throttled = await apply({ creates: [want(nodes, 'e1', '10.244.41.0/24')] });
       assert.deepEqual(kinds(throttled), ['throttled']);
       assert.equal((throttled[0] as { error: { retryAfterMs?: number } }).error.retryAfterMs, 7000);
+      os.faults.push({ method: 'PUT', path: '/routers/', status: 409, type: 'RouterInUse' });
+      assert.deepEqual(kinds(await apply({ creates: [want(nodes, 'e1', '10.244.41.0/24')] })), ['conflict']);
       os.faults.push({ method: 'GET', path: '/routers/', status: 503 });
       await assert.rejects(routes.listRoutes('it', call()), (e: { kind?: string }) => e.kind === 'retryable');
       const bad = buildOpenStackProvider(
