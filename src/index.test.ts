@@ -24,6 +24,13 @@ describe('public API', () => {
   });
   it('registers the built-in providers', () => {
     lib.registerBuiltinProviders();
-    assert.deepEqual(lib.registeredCloudProviders(), ['aws', 'azure', 'hcloud', 'linux', 'memory']);
+    assert.deepEqual(lib.registeredCloudProviders(), [
+      'aws',
+      'azure',
+      'hcloud',
+      'linux',
+      'memory',
+      'openstack',
+    ]);
   });
 });

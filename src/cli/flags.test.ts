@@ -352,7 +352,7 @@ describe('R60 preflight messages', () => {
       resolveProvider: resolveCloudProvider,
     });
     assert.deepEqual(r.errors, [
-      'unknown cloud provider "gce"; registered: aws, azure, hcloud, linux, memory',
+      'unknown cloud provider "gce"; registered: aws, azure, hcloud, linux, memory, openstack',
     ]);
   });
 });

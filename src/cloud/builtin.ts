@@ -16,4 +16,8 @@ export function registerBuiltinProviders(): void {
     'memory',
     async () => (await import('./memory/factory.ts')).memoryProviderFactory,
   );
+  registerCloudProviderLoader(
+    'openstack',
+    async () => (await import('./openstack/index.ts')).openstackProviderFactory,
+  );
 }
