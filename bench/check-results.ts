@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Results } from './lib/results.ts';
-import { summaryMarkdown, targetsTable } from './report.ts';
+import { briefTargetsTable, summaryMarkdown } from './report.ts';
 
 const dir = import.meta.dirname;
 const jsonPath = path.join(dir, 'results', 'results.json');
@@ -37,7 +37,7 @@ if (import.meta.main) {
   let ok = true;
   for (const [file, generated] of [
     [mdPath, summaryMarkdown(results, 'results/')],
-    [readmePath, targetsTable(results)],
+    [readmePath, briefTargetsTable(results)],
   ] as const) {
     const missing = missingLines(generated, fs.readFileSync(file, 'utf8'));
     if (missing.length === 0) continue;

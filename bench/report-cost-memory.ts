@@ -52,6 +52,8 @@ export function costSection(r: Results, charts: string): string {
     ``,
     `![reconcile cost](${charts}cost.svg)`,
     ``,
+    eventCostText(r),
+    ``,
     r.profile
       ? `CPU profile of the in-process reconcile at ${r.profile.nodes} nodes (self time, top functions):\n\n${prof}`
       : '',
@@ -111,5 +113,23 @@ function informerMemoryTable(r: Results): string {
     `Breakdown by \`scripts/informer-memory.ts\` (${String(im['nodes'])} nodes of about ${fmt(im['avgNodeJsonBytes'] as number | undefined, 0)} bytes of JSON; each mode in a fresh \`--expose-gc\` process, sampled after a forced GC; MiB): \`informer\` = client + NodeInformer, \`controller\` = plus RouteController after its first reconcile, \`raw\` = the untransformed list held as parsed JSON.`,
     ``,
     table(['mode', 'at start', 'after imports', 'synced / held', 'after first reconcile', 'peak RSS'], rows),
+  ].join('\n');
+}
+
+function eventCostText(r: Results): string {
+  const ev = r.eventCost ?? [];
+  if (ev.length === 0) return '';
+  const rows = ev.map((x) => [
+    fmt(x.nodes, 0),
+    x.incremental ? 'on (default)' : 'off',
+    x.event,
+    `${fmt(x.cpuMs.median, 3)} (${fmt(x.cpuMs.min, 3)}–${fmt(x.cpuMs.max, 3)})`,
+    fmt(x.planned, 0),
+    x.sources.join(', '),
+  ]);
+  return [
+    `One node event in watch mode, in process: a routed cluster of dual-stack nodes, the controller running with its defaults (route cache, incremental planning, real clock; MemoryRoutes with zero latency), CPU time (process.cpuUsage) from the event to its reconcile's report, ${ev[0]!.samples} events of each kind after 5 warm-up ones; median (min–max) ms. A join adds a routed-to-be node, a leave deletes one of those, an address change rewrites a node's InternalIP. "off" plans every node on each event, as before incremental planning (SPEC R103).`,
+    ``,
+    table(['nodes', 'incremental planning', 'event', 'CPU ms', 'nodes planned', 'routes from'], rows),
   ].join('\n');
 }

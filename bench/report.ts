@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { charts } from './report-charts.ts';
 import { costSection, memorySection } from './report-cost-memory.ts';
 import { churnSection } from './report-churn.ts';
-import { shippedSection } from './report-shipped.ts';
+import { scaleSection, shippedSection } from './report-shipped.ts';
 import { ipamSection } from './report-ipam.ts';
 import { fmt, fmtSpread, med, ratio, table } from './lib/format.ts';
 import type { Results } from './lib/results.ts';
@@ -284,6 +284,34 @@ export function targetsTable(r: Results): string {
   );
 }
 
+/**
+ * The README's short table: one row per brief (rows sharing one are merged),
+ * a few words each; RESULTS.md keeps every row in full.
+ */
+export function briefTargetsTable(r: Results): string {
+  const rows = new Map<string, { headlines: string[]; passes: (boolean | undefined)[] }>();
+  for (const t of evaluateTargets(r)) {
+    const key = t.brief ?? t.name;
+    const row = rows.get(key) ?? { headlines: [], passes: [] };
+    row.headlines.push(t.headline ?? t.measured);
+    row.passes.push(t.pass);
+    rows.set(key, row);
+  }
+  const verdict = (p: (boolean | undefined)[]): string => {
+    const known = p.filter((x) => x !== undefined);
+    if (known.length === 0) return 'n/a';
+    const missed = known.filter((x) => !x).length;
+    if (missed === 0) return 'PASS';
+    return known.length === 1 || missed === known.length
+      ? '**MISS**'
+      : `**MISS** (${missed} of ${known.length})`;
+  };
+  return table(
+    ['Target', 'Measured', 'Result'],
+    [...rows].map(([brief, row]) => [brief, row.headlines.join('; '), verdict(row.passes)]),
+  );
+}
+
 export function summaryMarkdown(r: Results, chartPrefix = ''): string {
   return [
     `# Benchmark summary (${r.meta.suite})`,
@@ -311,6 +339,8 @@ export function summaryMarkdown(r: Results, chartPrefix = ''): string {
     memorySection(r, chartPrefix),
     ``,
     shippedSection(r),
+    ``,
+    scaleSection(r),
     ``,
   ].join('\n');
 }

@@ -17,13 +17,15 @@ import { compileTsPeer } from './lib/build-ts.ts';
 import { writeReport } from './report.ts';
 import { processSession } from './scenarios/process.ts';
 import { burstSession, failureSession, idleSession, routedCluster } from './scenarios/realtime.ts';
-import { profileReconcile, reconcileCost } from './scenarios/reconcile-cost.ts';
+import { profileReconcile, type CostRow } from './scenarios/reconcile-cost.ts';
+import type { EventCostRow } from './scenarios/event-cost.ts';
 import { settleSession } from './scenarios/settle.ts';
 import { shippedScenario } from './scenarios/shipped-run.ts';
 import { burstVirtual, idleHourVirtual } from './scenarios/virtual.ts';
 import { churnHourVirtual } from './scenarios/churn.ts';
 import { churnRealSession } from './scenarios/churn-real.ts';
 import { ipamSession, nodeAgentsMissing } from './scenarios/ipam.ts';
+import { scaleSession } from './scenarios/scale.ts';
 import { testenvBinaries } from '../test/support/controlplane.ts';
 
 const SCENARIOS = Object.keys(SCENARIO_FIELDS) as Scenario[];
@@ -126,7 +128,7 @@ async function virtualScenarios(): Promise<void> {
     for (const n of cfg.cost.nodes) {
       for (const change of [0, 0.01]) {
         log(`reconcile cost in process: ${n} nodes, ${change * 100}% to change`);
-        results.reconcileCost.push(await reconcileCost(n, change, cfg.cost.iterations));
+        results.reconcileCost.push(costChild<CostRow>('reconcile', n, change, cfg.cost.iterations));
       }
     }
     log(`CPU profile: ${cfg.cost.profileNodes} nodes`);
@@ -134,8 +136,30 @@ async function virtualScenarios(): Promise<void> {
       nodes: cfg.cost.profileNodes,
       entries: await profileReconcile(cfg.cost.profileNodes, cfg.cost.profileIterations),
     };
+    results.eventCost = [];
+    for (const n of cfg.cost.eventNodes ?? []) {
+      for (const incremental of [true, false]) {
+        log(
+          `one node event's CPU in watch mode: ${n} nodes, incremental planning ${incremental ? 'on' : 'off'}`,
+        );
+        results.eventCost.push(
+          ...costChild<EventCostRow[]>('event', n, incremental, cfg.cost.eventSamples ?? 30),
+        );
+      }
+    }
     save();
   }
+}
+
+/** One cost measurement in a fresh process (see bench/scenarios/cost-child.ts). */
+function costChild<T>(...args: (string | number | boolean)[]): T {
+  const script = path.join(import.meta.dirname, 'scenarios', 'cost-child.ts');
+  const out = execFileSync(process.execPath, [...process.execArgv, script, ...args.map(String)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 16 << 20,
+  });
+  return JSON.parse(out) as T;
 }
 
 async function realScenarios(c: BenchCluster, variants: readonly Variant[]): Promise<void> {
@@ -213,6 +237,18 @@ async function realScenarios(c: BenchCluster, variants: readonly Variant[]): Pro
       },
     });
     save();
+  }
+  if (only.has('scale')) {
+    if (cfg.scale === undefined)
+      results.meta.skipped['scale'] = 'the 15,000-node scenario runs in the full suite only';
+    else {
+      results.scale = await scaleSession(c, cfg.scale, {
+        withGo: variants.some((v) => v.kind === 'go'),
+        logDir,
+        log,
+      });
+      save();
+    }
   }
   await c.admin.deleteAllNodes();
 }
@@ -307,8 +343,8 @@ function merged(base: Results): Results {
 async function main(): Promise<void> {
   log(`suite ${cfg.name}, ${cfg.reps} repetition(s), output ${outDir}`);
   await virtualScenarios();
-  const wantsReal = ['idle', 'burst', 'failure', 'settle', 'process', 'shipped', 'churn-real'].some((s) =>
-    only.has(s as Scenario),
+  const wantsReal = ['idle', 'burst', 'failure', 'settle', 'process', 'shipped', 'churn-real', 'scale'].some(
+    (s) => only.has(s as Scenario),
   );
   if (wantsReal) {
     const bins = testenvBinaries();

@@ -26,6 +26,8 @@ export function evaluateTargets(r: Results): TargetResult[] {
       name: 'Idle hour: zero heartbeat-caused reconciles (watch mode)',
       measured: parts.join('; '),
       pass,
+      brief: 'Idle hour: no heartbeat-caused reconcile (watch mode)',
+      headline: `${watchVirtual.reduce((s, x) => s + x.heartbeatCausedReconciles, 0)} heartbeat-caused`,
     });
   }
 
@@ -40,6 +42,8 @@ export function evaluateTargets(r: Results): TargetResult[] {
       name: 'Idle: TS watch (resync 0) cloud calls/h ≤ upstream watch mode',
       measured: `${round(calls(r0.perHour), 2)} vs ${round(calls(goW.perHour), 2)} calls/h`,
       pass: calls(r0.perHour) <= calls(goW.perHour),
+      brief: 'Idle cloud calls (watch, resync off) ≤ upstream',
+      headline: `${round(calls(r0.perHour), 2)} vs ${round(calls(goW.perHour), 2)} /h`,
     });
   }
   if (w1 && goW) {
@@ -49,6 +53,8 @@ export function evaluateTargets(r: Results): TargetResult[] {
       name: 'Idle: TS watch (1 h safety resync) ≤ upstream + one ListRoutes per resync period',
       measured: `${round(w1.perHour.list, 2)} ListRoutes/h vs upstream ${round(goW.perHour.list, 2)} (+ ≤ ${round(1 / 0.9, 2)} allowed)`,
       pass: w1.perHour.list <= allowed && w1.perHour.create + w1.perHour.delete === 0,
+      brief: 'Idle ListRoutes (watch, 1 h resync) ≤ upstream + 1/h',
+      headline: `${round(w1.perHour.list, 2)} vs ${round(goW.perHour.list, 2)} /h`,
     });
   }
 
@@ -70,6 +76,8 @@ export function evaluateTargets(r: Results): TargetResult[] {
         name: `Burst (${label(ts)}): ListRoutes ≤ upstream (${label(go)})`,
         measured: `${la} vs ${lb} (median; TS ${converged(a)}, upstream ${converged(b)})`,
         pass: la <= lb,
+        brief: `Burst of ${nodes.toLocaleString('en-US')}: ListRoutes ≤ upstream`,
+        headline: `${ts === 'ts-periodic' ? 'periodic' : 'watch'} ${la} vs ${lb}`,
       });
     }
     if (ts === 'ts-periodic') continue; // unpaced, like upstream: the budget targets are watch mode's
@@ -88,6 +96,8 @@ export function evaluateTargets(r: Results): TargetResult[] {
           x.convergeS !== undefined &&
           x.convergeS <= 95.7,
       ),
+      brief: `Burst of ${nodes.toLocaleString('en-US')} (watch): one CreateRoute per route, converged ≤ 95.7 s`,
+      headline: `${creates.join(', ')} creates, ${converge.map((s) => (s === undefined ? '–' : `${round(s, 1)} s`)).join(', ')}`,
     });
   }
 
@@ -104,6 +114,8 @@ export function evaluateTargets(r: Results): TargetResult[] {
         bw.convergeS <= 1.15 * bound &&
         bw.calls.create <= bvc.nodes + 10 &&
         bw.calls.list <= 2,
+      brief: "Burst in virtual time: ≤ 1.15× the cloud's own bound",
+      headline: bw.convergeS === undefined ? 'not converged' : `${round(bw.convergeS / bound, 2)}×`,
     });
   }
 
@@ -125,6 +137,8 @@ export function evaluateTargets(r: Results): TargetResult[] {
         cw.heartbeatCausedReconciles === 0 &&
         cw.wrongDeletes === 0 &&
         cw.unrouted === 0,
+      brief: 'Churn hour: ≤ 2 ListRoutes, exact writes, no wrong delete',
+      headline: `${cw.calls.list} ListRoutes, ${cw.wrongDeletes} wrong deletes`,
     });
   }
 
@@ -139,6 +153,8 @@ export function evaluateTargets(r: Results): TargetResult[] {
       name: `Right after the burst (${label(ts)}): single-node latency p99 < 100 ms`,
       measured: `p99 ${p99 === undefined ? '–' : `${round(p99, 0)} ms`}, ${got.length}/${all.length} routed`,
       pass: p99 !== undefined && p99 < 100 && got.length === all.length,
+      brief: 'A single node right after a burst: p99 < 100 ms',
+      headline: `${ts === 'ts-periodic' ? 'periodic' : 'watch'} ${p99 === undefined ? '–' : `${round(p99 / 1000, 1)} s`}`,
     });
   }
 
@@ -157,6 +173,8 @@ export function evaluateTargets(r: Results): TargetResult[] {
         name: `After a converged burst (${label(ts)}): single nodes ${what}, p99 < 100 ms`,
         measured: `p99 ${p99 === undefined ? '–' : `${round(p99, 0)} ms`}, ${got.length}/${all.length} routed`,
         pass: p99 !== undefined && p99 < 100 && got.length === all.length,
+        brief: 'A single node after a converged burst: p99 < 100 ms',
+        headline: `${ts === 'ts-periodic' ? 'periodic' : 'watch'}${what === '2 s apart' ? '' : ' (isolated)'} ${p99 === undefined ? '–' : p99 < 1000 ? `${round(p99, 0)} ms` : `${round(p99 / 1000, 1)} s`}`,
       });
     }
   }
@@ -169,6 +187,34 @@ export function evaluateTargets(r: Results): TargetResult[] {
       name: 'Reconcile CPU at 5,000 dual-stack nodes < 25 ms (in process, nothing to change)',
       measured: `median ${round(c5.reconcileMs.median, 1)} ms (min ${round(c5.reconcileMs.min, 1)}, max ${round(c5.reconcileMs.max, 1)}); plan alone ${round(c5.planMs.median, 1)} ms${p5 ? `; whole TS process ${round(p5.cpuMsPerReconcile, 1)} ms` : ''}`,
       pass: c5.reconcileMs.median < 25,
+      brief: 'Full reconcile CPU at 5,000 nodes < 25 ms',
+      headline: `${round(c5.reconcileMs.median, 1)} ms`,
+    });
+  }
+
+  // 5b. One node event's reconcile ≤ 1 ms CPU at 5,000 and 15,000 dual-stack nodes (watch mode, defaults).
+  const ev = (r.eventCost ?? []).filter((x) => x.incremental && (x.nodes === 5000 || x.nodes === 15_000));
+  if (ev.length > 0) {
+    out.push({
+      name: 'CPU of one node event ≤ 1 ms median at 5,000 and 15,000 dual-stack nodes (watch mode, defaults)',
+      measured: ev.map((x) => `${x.event} @${x.nodes}: ${round(x.cpuMs.median, 2)} ms`).join('; '),
+      pass:
+        ev.every((x) => x.cpuMs.median <= 1 && x.sources.every((s) => s === 'cache')) &&
+        new Set(ev.map((x) => x.nodes)).size === 2,
+      brief: "One node event's CPU ≤ 1 ms at 5,000 and 15,000 nodes",
+      headline: `${round(Math.min(...ev.map((x) => x.cpuMs.median)), 2)}–${round(Math.max(...ev.map((x) => x.cpuMs.median)), 2)} ms`,
+    });
+  }
+  // 5c. A full listing reconcile at 15,000 nodes ≤ 3× its 5,000-node cost.
+  const c15 = r.reconcileCost.find((x) => x.nodes === 15_000 && x.change === 0);
+  if (c5 && c15) {
+    const x = c15.reconcileMs.median / c5.reconcileMs.median;
+    out.push({
+      name: 'Full reconcile at 15,000 nodes ≤ 3× its 5,000-node CPU',
+      measured: `${round(c15.reconcileMs.median, 1)} ms vs ${round(c5.reconcileMs.median, 1)} ms: ${round(x, 2)}×`,
+      pass: x <= 3,
+      brief: 'Full reconcile at 15,000 nodes ≤ 3× 5,000',
+      headline: `${round(x, 2)}×`,
     });
   }
 
@@ -187,6 +233,8 @@ export function evaluateTargets(r: Results): TargetResult[] {
       name: 'RSS with 5,000 realistic nodes in the cache < 150 MB',
       measured: parts.join('; '),
       pass: m5.rssMB < 150,
+      brief: 'Library with 5,000 nodes cached < 150 MB',
+      headline: `${round(m5.rssMB, 0)} MB`,
     });
   }
   out.push(...shippedTargets(r));

@@ -2,8 +2,9 @@
 # Integration tests against a real kube-apiserver + etcd (TESTENV.md).
 #   1. scripts/testenv.sh build   (cached; cold 10-20 min on 2 cores)
 #   2. scripts/azure-fake.sh build (cached; cold about 2 min: Microsoft's armnetwork fake servers)
-#   3. scripts/gce-fake.sh build (cached; cold about 3 min: Google's MockGCE as the Compute Engine API)
-#   4. node --test --test-concurrency=1 "test/integration/**/*.test.ts" with the pinned Node 24
+#      scripts/neutron.sh install (cached; cold about 2 min: neutron-server from PyPI, pinned)
+#      scripts/gce-fake.sh build (cached; cold about 3 min: Google's MockGCE as the Compute Engine API)
+#   3. node --test --test-concurrency=1 "test/integration/**/*.test.ts" with the pinned Node 24
 # Extra arguments are passed to node (e.g. --test-name-pattern=...).
 # Env: TESTENV_BUILD_STAGE_TIMEOUT (s, default 3600), INTEGRATION_TIMEOUT (s, default 1200),
 #      KEEP_TESTENV=1 keeps each control plane's temp directory.
@@ -31,6 +32,12 @@ timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/gce-fake.sh build > 
 GCE_FAKE="$(bash scripts/gce-fake.sh path | sed -n 's/^GCE_FAKE=//p')"
 export GCE_FAKE
 echo "[integration] GCE_FAKE=$GCE_FAKE"
+
+# neutron-server from PyPI in a cached venv (cold about 2 min): the openstack plug-in's tests.
+timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/neutron.sh install
+NEUTRON_PYTHON="$(bash scripts/neutron.sh path | sed -n 's/^NEUTRON_PYTHON=//p')"
+export NEUTRON_PYTHON
+echo "[integration] NEUTRON_PYTHON=$NEUTRON_PYTHON"
 
 # The pinned Node 24 (devDependency "node"), never the system node, runs the .ts files.
 NODE_BIN="$ROOT/node_modules/.bin/node"

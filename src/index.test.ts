@@ -24,6 +24,14 @@ describe('public API', () => {
   });
   it('registers the built-in providers', () => {
     lib.registerBuiltinProviders();
-    assert.deepEqual(lib.registeredCloudProviders(), ['aws', 'azure', 'gce', 'hcloud', 'linux', 'memory']);
+    assert.deepEqual(lib.registeredCloudProviders(), [
+      'aws',
+      'azure',
+      'gce',
+      'hcloud',
+      'linux',
+      'memory',
+      'openstack',
+    ]);
   });
 });

@@ -6,6 +6,7 @@ import type { ChurnConfig } from '../scenarios/churn.ts';
 import type { ChurnRealConfig } from '../scenarios/churn-real.ts';
 import type { ShippedConfig } from '../scenarios/shipped-run.ts';
 import type { IpamConfig } from '../scenarios/ipam.ts';
+import type { ScaleConfig } from '../scenarios/scale.ts';
 
 export interface SuiteConfig {
   readonly name: 'full' | 'quick';
@@ -26,7 +27,15 @@ export interface SuiteConfig {
   /** undefined: skipped (the quick suite has no time for it). */
   readonly settle: SettleConfig | undefined;
   readonly idle: IdleConfig;
-  readonly cost: { nodes: number[]; iterations: number; profileNodes: number; profileIterations: number };
+  readonly cost: {
+    nodes: number[];
+    iterations: number;
+    profileNodes: number;
+    profileIterations: number;
+    /** Cluster sizes and samples per event kind of the watch-mode event cost. */
+    eventNodes?: number[];
+    eventSamples?: number;
+  };
   readonly process: { memoryNodes: number[]; costNodes: number[]; measureMs: number; settleMs: number };
   readonly shipped: ShippedConfig;
   /**
@@ -34,6 +43,8 @@ export interface SuiteConfig {
    * quick suite has no time for it; configs recorded before it existed lack it).
    */
   readonly ipam?: IpamConfig | undefined;
+  /** The shipped daemon and upstream at 15,000 dual-stack nodes (scenario `scale`); undefined: skipped. */
+  readonly scale?: ScaleConfig | undefined;
 }
 
 /** The churn hour is virtual time and cheap: the same in both suites. */
@@ -79,7 +90,14 @@ export const FULL: SuiteConfig = {
     waitMs: 60_000,
   },
   idle: { nodes: 1000, warmupMs: 30_000, windowMs: 180_000, heartbeatMs: 10_000 },
-  cost: { nodes: [1000, 5000, 10_000], iterations: 15, profileNodes: 5000, profileIterations: 20 },
+  cost: {
+    nodes: [1000, 5000, 10_000, 15_000],
+    iterations: 15,
+    profileNodes: 5000,
+    profileIterations: 20,
+    eventNodes: [5000, 15_000],
+    eventSamples: 30,
+  },
   process: {
     memoryNodes: [1000, 5000, 10_000],
     costNodes: [1000, 5000, 10_000],
@@ -102,6 +120,7 @@ export const FULL: SuiteConfig = {
     timeoutMs: 600_000,
     stallMs: 120_000,
   },
+  scale: { nodes: 15_000, settleMs: 5000 },
 };
 
 export const QUICK: SuiteConfig = {
@@ -127,7 +146,14 @@ export const QUICK: SuiteConfig = {
   failure: { nodes: 20, failForMs: 6000, latency: '20ms', recoveryTimeoutMs: 12_000 },
   settle: undefined,
   idle: { nodes: 200, warmupMs: 8000, windowMs: 15_000, heartbeatMs: 10_000 },
-  cost: { nodes: [1000, 5000], iterations: 5, profileNodes: 5000, profileIterations: 5 },
+  cost: {
+    nodes: [1000, 5000],
+    iterations: 5,
+    profileNodes: 5000,
+    profileIterations: 5,
+    eventNodes: [1000],
+    eventSamples: 5,
+  },
   process: { memoryNodes: [500], costNodes: [500], measureMs: 3000, settleMs: 4000 },
   shipped: {
     nodes: [0, 100],
@@ -135,4 +161,5 @@ export const QUICK: SuiteConfig = {
     idle: { nodes: 200, warmupMs: 8000, windowMs: 15_000, heartbeatMs: 10_000 },
   },
   ipam: undefined,
+  scale: undefined,
 };

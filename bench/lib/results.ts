@@ -3,6 +3,8 @@ import type { BurstRun, FailureRun, IdleRun } from '../scenarios/realtime.ts';
 import type { SettleRun } from '../scenarios/settle.ts';
 import type { MemoryRow, ProcessCostRow } from '../scenarios/process.ts';
 import type { CostRow, ProfileEntry } from '../scenarios/reconcile-cost.ts';
+import type { EventCostRow } from '../scenarios/event-cost.ts';
+import type { ScaleRow } from '../scenarios/scale.ts';
 import type { BurstVirtualResult, IdleVirtualResult } from '../scenarios/virtual.ts';
 import type { ChurnVirtualResult } from '../scenarios/churn.ts';
 import type { ChurnRealRun } from '../scenarios/churn-real.ts';
@@ -58,6 +60,10 @@ export interface Results {
   shipped?: ShippedResults | undefined;
   /** Kubelet-like registration with node IPAM and kwok (absent in runs before the scenario existed). */
   ipam?: IpamRun[];
+  /** CPU of one node event in watch mode (absent in runs before incremental planning). */
+  eventCost?: EventCostRow[];
+  /** The shipped daemon and upstream at the documented maximum (absent in runs before it existed). */
+  scale?: ScaleRow[];
 }
 
 /** The result fields each scenario writes (what `--merge` replaces). */
@@ -66,7 +72,7 @@ export const SCENARIO_FIELDS = {
   'burst-virtual': ['burstVirtual'],
   'churn-virtual': ['churnVirtual'],
   'churn-real': ['churnReal'],
-  cost: ['reconcileCost', 'profile'],
+  cost: ['reconcileCost', 'profile', 'eventCost'],
   idle: ['idleReal'],
   burst: ['burst'],
   failure: ['failure'],
@@ -74,6 +80,7 @@ export const SCENARIO_FIELDS = {
   process: ['memory', 'processCost', 'informerMemory'],
   shipped: ['shipped'],
   ipam: ['ipam'],
+  scale: ['scale'],
 } as const satisfies Record<string, readonly (keyof Results)[]>;
 
 /** The configuration sections each scenario reads. */
@@ -90,6 +97,7 @@ const CONFIG_FIELDS: Record<keyof typeof SCENARIO_FIELDS, readonly (keyof SuiteC
   process: ['process'],
   shipped: ['shipped'],
   ipam: ['ipam'],
+  scale: ['scale'],
 };
 
 /** The base run's configuration with the sections of the re-measured scenarios replaced (its reps stay). */

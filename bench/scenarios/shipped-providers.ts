@@ -1,7 +1,7 @@
 // The clouds behind the shipped daemons: each factory presets the routes of
 // `n` routed nodes (node i: `idle-<i>`, pod CIDR podCIDRv4(i), InternalIP
 // nodeIP(i)) in a real or faithful cloud, and gives the daemon's flags and the
-// provider IDs its nodes must carry (azure maps routes by node name and needs none; gce maps them by the instance of the providerID). IPv4 only: Hetzner routes are IPv4-only,
+// provider IDs its nodes must carry (azure and openstack map routes by node name or address and need none; gce maps them by the instance of the providerID). IPv4 only: Hetzner routes are IPv4-only,
 // and the `linux` router's next hops are the nodes' IPv4 InternalIPs.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -20,6 +20,7 @@ import { gceFakePath, startGceFake } from '../../test/support/gce-fake.ts';
 import { HcloudFake } from '../../test/support/hcloud-fake.ts';
 import { motoServerPath, startMoto } from '../../test/support/moto.ts';
 import { netnsSupport } from '../../test/support/netns.ts';
+import { CREDENTIALS, OpenStack, neutronPython } from '../../test/support/openstack.ts';
 import { nodeIP, nodeName, podCIDRv4 } from '../lib/nodes.ts';
 
 const run = promisify(execFile);
@@ -289,14 +290,45 @@ export const gceProvider: ProviderFactory = async (n, dir) => {
   }
 };
 
+/**
+ * `openstack` against the real neutron-server (PyPI, testenv/neutron) behind the Keystone
+ * stand-in: one router with an interface on 172.16.0.0/12 (the nodes' addresses; the router
+ * takes 172.31.255.254 so no node's address is its own) holding the pod routes as extra routes.
+ */
+export const openstackProvider: ProviderFactory = async (n, dir) => {
+  const cloud = await OpenStack.start({ maxRoutes: n + 10 });
+  try {
+    const { routerId } = await cloud.topology('172.16.0.0/12', 'fd00::/64', '172.31.255.254');
+    await cloud.setRoutes(
+      routerId,
+      indexes(n).map((i) => ({ destination: podCIDRv4(i), nexthop: nodeIP(i) })),
+    );
+    const c = CREDENTIALS;
+    const config = path.join(dir, 'cloud.conf');
+    fs.writeFileSync(
+      config,
+      `[Global]\nauth-url = ${cloud.authUrl}\napplication-credential-id = ${c.appCredentialId}\n` +
+        `application-credential-secret = ${c.appCredentialSecret}\nregion = RegionOne\n[Route]\nrouter-id = ${routerId}\n`,
+    );
+    return {
+      args: ['--cloud-provider=openstack', `--cloud-config=${config}`],
+      close: () => cloud.stop(),
+    };
+  } catch (err) {
+    await cloud.stop();
+    throw err;
+  }
+};
+
 /** Every provider this machine can run, and why the others are left out. */
 export async function availableProviders(): Promise<{
-  providers: Map<'memory' | 'linux' | 'hcloud' | 'aws' | 'azure' | 'gce', ProviderFactory>;
+  providers: Map<'memory' | 'linux' | 'hcloud' | 'aws' | 'azure' | 'gce' | 'openstack', ProviderFactory>;
   skipped: Record<string, string>;
 }> {
-  const providers = new Map<'memory' | 'linux' | 'hcloud' | 'aws' | 'azure' | 'gce', ProviderFactory>([
-    ['memory', memoryProvider],
-  ]);
+  const providers = new Map<
+    'memory' | 'linux' | 'hcloud' | 'aws' | 'azure' | 'gce' | 'openstack',
+    ProviderFactory
+  >([['memory', memoryProvider]]);
   const skipped: Record<string, string> = {};
   const netns = await netnsSupport();
   if (netns.ok) providers.set('linux', linuxProvider);
@@ -308,5 +340,7 @@ export async function availableProviders(): Promise<{
   else skipped['azure'] = 'azure fake missing: run `bash scripts/azure-fake.sh build`';
   if (gceFakePath() !== undefined) providers.set('gce', gceProvider);
   else skipped['gce'] = 'gce fake missing: run `bash scripts/gce-fake.sh build`';
+  if (neutronPython() !== undefined) providers.set('openstack', openstackProvider);
+  else skipped['openstack'] = 'neutron missing: run `bash scripts/neutron.sh install`';
   return { providers, skipped };
 }

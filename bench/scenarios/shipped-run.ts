@@ -29,6 +29,7 @@ const SPECIFIERS = [
   'cloud-route-controller/aws',
   'cloud-route-controller/azure',
   'cloud-route-controller/gce',
+  'cloud-route-controller/openstack',
 ];
 
 export async function shippedScenario(

@@ -27,7 +27,7 @@ function loadedModules(entry: string, after = ''): string[] {
 }
 
 const SDK = /\/node_modules\/(@aws-sdk|@azure|@azure-rest|google-auth-library|gaxios)\//;
-const PLUGINS = /\/src\/cloud\/(aws|azure|gce|hcloud|linux)\//;
+const PLUGINS = /\/src\/cloud\/(aws|azure|gce|hcloud|linux|openstack)\//;
 
 describe('built-in plug-ins load on demand', () => {
   it('the main entry loads no cloud SDK, no plug-in other than memory, no prom-client and no yaml', () => {
@@ -108,6 +108,18 @@ describe('built-in plug-ins load on demand', () => {
     assert.ok(seen.some((u) => u.endsWith('/src/cloud/linux/index.ts')));
     assert.deepEqual(
       seen.filter((u) => SDK.test(u) || /\/src\/cloud\/(aws|azure|hcloud)\//.test(u)),
+      [],
+    );
+  });
+
+  it('resolving "openstack" loads its plug-in and no cloud SDK or other plug-in', () => {
+    const seen = loadedModules(
+      'src/index.ts',
+      `lib.registerBuiltinProviders(); await lib.resolveCloudProvider('openstack');`,
+    );
+    assert.ok(seen.some((u) => u.endsWith('/src/cloud/openstack/index.ts')));
+    assert.deepEqual(
+      seen.filter((u) => SDK.test(u) || /\/src\/cloud\/(aws|azure|hcloud|linux)\//.test(u)),
       [],
     );
   });

@@ -17,4 +17,8 @@ export function registerBuiltinProviders(): void {
     'memory',
     async () => (await import('./memory/factory.ts')).memoryProviderFactory,
   );
+  registerCloudProviderLoader(
+    'openstack',
+    async () => (await import('./openstack/index.ts')).openstackProviderFactory,
+  );
 }

@@ -304,7 +304,8 @@ async function executeBatched(
     pending.forEach((idx, j) => {
       const res = perOp[j] ?? { ok: false, error: new Error('applyRoutes returned too few results') };
       if (res.ok) {
-        results[idx] = { status: 'ok', durationMs: r.durationMs, attempts: attempt };
+        const listedAs = idx >= deletes.length && isRoute(res.route) ? { listedAs: res.route } : {};
+        results[idx] = { status: 'ok', durationMs: r.durationMs, attempts: attempt, ...listedAs };
         return;
       }
       const call: CallResult<void> = r.ok

@@ -49,6 +49,12 @@ export interface RouteControllerOptions {
    * route cache instead of a fresh listRoutes (R65–R67). false: every reconcile lists.
    */
   readonly routeCache?: boolean;
+  /**
+   * (default true) A cached reconcile plans only the nodes that changed and what
+   * they touch (R103–R105). false: it plans every node, as a listing one does;
+   * the writes are the same (a property test holds them equal), only the CPU differs.
+   */
+  readonly incrementalPlanning?: boolean;
   /** The provider's `routeTargetKeys` (R67); default: uid, providerID and addresses. */
   readonly routeTargetKeys?: readonly ('uid' | 'providerID' | 'addresses')[];
   /** Timeout of every provider call (default 5 min). */

@@ -12,7 +12,8 @@ import {
 import { formatDuration } from '../core/duration.ts';
 import { errorMessage, type ErrorKind } from '../core/errors.ts';
 import type { ConditionExpectations } from '../core/expectations.ts';
-import { planReconcile, type ReconcilePlan } from '../core/plan.ts';
+import { planReconcile, type PlannedCreate, type PlannedDelete, type ReconcilePlan } from '../core/plan.ts';
+import type { FocusMarks, PlanFocus } from '../core/plan-focus.ts';
 import type { EventRecorder, Logger, NodeStatusWriter } from '../core/ports.ts';
 import { Semaphore } from '../core/semaphore.ts';
 import type { RouteCache } from '../core/route-cache.ts';
@@ -43,6 +44,8 @@ export interface ReconcileDeps {
   readonly writeLimiter: WritePacer | undefined;
   /** R65: the route cache; undefined when the fast path is off (periodic mode, dry run, --route-cache=false). */
   readonly cache: RouteCache | undefined;
+  /** R103: set with the route cache: a cached reconcile plans only around what changed. */
+  readonly focus?: PlanFocus | undefined;
   /** R86: set with the route cache when no write pacer runs. */
   readonly throttleProbe?: ThrottleProbe | undefined;
   readonly dryRun: boolean;
@@ -87,12 +90,33 @@ export async function reconcile(
   signal: AbortSignal,
   requested: RouteSource = 'list',
 ): Promise<ReconcileReport> {
+  const start = deps.clock.now();
+  const cached = requested === 'cache' && deps.cache?.isValid(start) === true;
+  // R103: a cached reconcile with a focus reads only the closure of the marked nodes.
+  const marks = cached && deps.focus?.ready === true ? deps.focus.take() : undefined;
+  try {
+    return await reconcileFrom(deps, trigger, signal, start, cached, marks);
+  } catch (err) {
+    // R105: whatever stopped this reconcile, its marks are planned again.
+    if (marks !== undefined) deps.focus?.restore(marks);
+    throw err;
+  }
+}
+
+async function reconcileFrom(
+  deps: ReconcileDeps,
+  trigger: Trigger,
+  signal: AbortSignal,
+  start: number,
+  cached: boolean,
+  marks: FocusMarks | undefined,
+): Promise<ReconcileReport> {
   const { clock, logger } = deps;
-  const start = clock.now();
   const id = `${start.toString(36)}-${(++seq).toString(36)}`;
   const scope = { id, scratch: new Map<string, unknown>() };
   const failureKinds = new Set<ErrorKind | 'timeout' | 'list' | 'condition'>();
-  const snapshot = requested === 'cache' ? deps.cache?.snapshot(start) : undefined;
+  const focused = marks === undefined ? undefined : deps.focus!.view(marks, deps.nodes, deps.cache!);
+  const snapshot = focused?.routes ?? (cached ? deps.cache!.snapshot(start) : undefined);
   const source: RouteSource = snapshot === undefined ? 'list' : 'cache';
   let handover = false;
   let listThrottled = false;
@@ -163,10 +187,12 @@ export async function reconcile(
     );
   }
 
-  // R12: one read of the node cache, used throughout.
-  const nodes = deps.nodes.list();
-  if (snapshot === undefined) deps.cache?.fill(listed.value, start, nodes);
-  else {
+  // R12: one read of the node cache, used throughout (R103: of its focused part, when cached).
+  const nodes = focused?.nodes ?? deps.nodes.list();
+  if (snapshot === undefined) {
+    deps.cache?.fill(listed.value, start, nodes);
+    deps.focus?.reset(nodes);
+  } else {
     // R67: a node's cloud identity or addresses changed since its routes were seen: only a list can tell.
     const changed = deps.cache?.changedTarget(nodes);
     if (changed !== undefined) {
@@ -283,6 +309,7 @@ export async function reconcile(
   // R28–R33: conditions after all route operations settled.
   const cond = await writeConditions(plan, deps, signal);
   if (cond.failed > 0) failureKinds.add('condition');
+  if (deps.focus?.ready === true) deps.focus.restore(unsettled(deletes, creates, exec, cond.failedNodes));
 
   const mutated = created + deleted;
   const outcome: Outcome =
@@ -296,9 +323,10 @@ async function writeConditions(
   plan: ReconcilePlan,
   deps: ReconcileDeps,
   signal: AbortSignal,
-): Promise<{ written: number; failed: number }> {
+): Promise<{ written: number; failed: number; failedNodes: string[] }> {
   let written = 0;
   let failed = 0;
+  const failedNodes: string[] = [];
   const pool = new Semaphore(CONDITION_WRITERS);
   await Promise.all(
     plan.nodes.map(async (np) => {
@@ -321,9 +349,36 @@ async function writeConditions(
           signal,
         );
         if (r === 'written') written++;
-        else if (r === 'failed') failed++;
+        else if (r === 'failed') {
+          failed++;
+          failedNodes.push(np.name);
+        }
       });
     }),
   );
-  return { written, failed };
+  return { written, failed, failedNodes };
+}
+
+/** R105: the nodes and destinations of every write that did not succeed, to plan again. */
+function unsettled(
+  deletes: readonly PlannedDelete[],
+  creates: readonly PlannedCreate[],
+  exec: ExecutionResult,
+  conditionFailures: readonly string[],
+): FocusMarks {
+  const names = new Set(conditionFailures);
+  const destinations = new Set<string>();
+  exec.deletes.forEach((r, i) => {
+    if (r.status === 'ok') return;
+    const d = deletes[i]!;
+    if (d.route.targetNode !== '') names.add(d.route.targetNode);
+    destinations.add(d.canonical);
+  });
+  exec.creates.forEach((r, i) => {
+    if (r.status === 'ok') return;
+    const c = creates[i]!;
+    names.add(c.node.name);
+    if (c.cidr.canonical !== undefined) destinations.add(c.cidr.canonical);
+  });
+  return { names, destinations };
 }

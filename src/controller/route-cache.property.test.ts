@@ -123,6 +123,12 @@ describe('route cache safety (property-based)', () => {
         let view: readonly Node[] = [];
         const list = h.cluster.list.bind(h.cluster);
         h.cluster.list = () => (view = list());
+        // R103: a focused reconcile reads single nodes instead; the view is the cluster as it read them.
+        const get = h.cluster.get.bind(h.cluster);
+        h.cluster.get = (name: string) => {
+          view = list();
+          return get(name);
+        };
         const violations: string[] = [];
         const del = h.cloud.deleteRoute.bind(h.cloud);
         h.cloud.deleteRoute = async (cluster: string, route: Readonly<Route>, opts: CallOptions) => {

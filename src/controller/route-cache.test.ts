@@ -197,6 +197,30 @@ describe('route cache (SPEC R65–R67)', () => {
     await v.stop();
   });
 
+  for (const listedResults of [false, true]) {
+    it(`R66/R67: a batch create ${listedResults ? 'that returns its route is deleted from the cache' : 'known only as requested is deleted after a list'}`, async () => {
+      const batch = new BatchRoutes();
+      batch.listedResults = listedResults;
+      const b = harness({
+        nodes: [{ name: 'a', podCIDRs: ['10.120.0.0/24'] }],
+        controller: { watchBasedReconciliation: true, routes: batch },
+      });
+      batch.mem = b.cloud;
+      await started(b);
+      join(b, 'b', '10.120.1.0/24');
+      await b.clock.advance(0);
+      b.cluster.deleteNode('b');
+      await b.clock.advance(0);
+      assert.equal(b.reports.at(-1)!.source, 'cache');
+      assert.equal(b.cloud.count('list'), 1);
+      assert.equal(b.cloud.count('delete'), listedResults ? 1 : 0);
+      await b.clock.advance(I);
+      assert.equal(b.cloud.count('list'), listedResults ? 1 : 2);
+      assert.deepEqual(b.routeSet(), ['10.120.0.0/24->a']);
+      await b.stop();
+    });
+  }
+
   it('R67: a node whose addresses (or UID, provider ID) changed hands over to a list, which repairs a blackhole at once (R20)', async () => {
     const h = watching({ nodes: [{ name: 'a', podCIDRs: ['10.120.0.0/24'], addresses: ip('10.0.0.1') }] });
     await started(h);
@@ -317,6 +341,8 @@ class BatchRoutes implements Routes {
   /** Set once the harness that owns it exists. */
   mem!: MemoryRoutes;
   failCreates = 0;
+  /** Results of creates carry the created route (R66). */
+  listedResults = false;
   listRoutes(c: string, o: CallOptions): Promise<Route[]> {
     return this.mem.listRoutes(c, o);
   }
@@ -338,8 +364,8 @@ class BatchRoutes implements Routes {
         out.push({ ok: false, error: new RetryableError('batch item failed') });
         continue;
       }
-      await this.mem.createRoute(c, cr.nameHint, cr.route, o);
-      out.push({ ok: true });
+      const created = await this.mem.createRoute(c, cr.nameHint, cr.route, o);
+      out.push(this.listedResults ? { ok: true, route: created } : { ok: true });
     }
     return out;
   }

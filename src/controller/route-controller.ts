@@ -3,6 +3,7 @@
 import { parseCIDR, type Cidr } from '../core/cidr.ts';
 import { RealClock, type Clock } from '../core/clock.ts';
 import { ConditionExpectations } from '../core/expectations.ts';
+import { PlanFocus } from '../core/plan-focus.ts';
 import { RouteCache } from '../core/route-cache.ts';
 import { AdaptiveWritePacer, budgetForLimit, type WritePacer } from '../core/write-pacer.ts';
 import { nopLogger, noopRecorder, type Logger } from '../core/ports.ts';
@@ -79,6 +80,7 @@ export class RouteController {
       maxConcurrent: options.maxConcurrentRouteOperations ?? DEFAULTS.maxConcurrentRouteOperations,
       writeLimiter,
       cache,
+      focus: cache === undefined || options.incrementalPlanning === false ? undefined : new PlanFocus(),
       // R86: with the route cache and no pacer, nothing else remembers a throttle between reconciles.
       throttleProbe: cache !== undefined && writeLimiter === undefined ? { throttled: false } : undefined,
       dryRun: options.dryRun ?? false,

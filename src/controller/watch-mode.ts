@@ -84,6 +84,7 @@ export class WatchMode {
     return {
       onAdd: (n) => {
         maintain.onAdd(n);
+        this.deps.focus?.nodeChanged(undefined, n);
         this.queue.add('node_change');
       },
       onUpdate: (o, n) => {
@@ -96,10 +97,14 @@ export class WatchMode {
             reason: c?.reason,
           });
         }
+        // R104: what the trigger filter saw change is planned again; so is a new cloud identity (R67).
+        if (t === 'node_change' || t === 'condition_drift' || o.spec?.providerID !== n.spec?.providerID)
+          this.deps.focus?.nodeChanged(o, n);
         if (t) this.queue.add(t);
       },
       onDelete: (n, tombstone) => {
         maintain.onDelete(n, tombstone);
+        this.deps.focus?.nodeChanged(n, undefined);
         this.queue.add('node_change');
       },
     };
@@ -108,6 +113,7 @@ export class WatchMode {
   async run(stop: AbortSignal, hardStop: AbortSignal = stop): Promise<void> {
     this.hardStop = hardStop;
     const unsubscribe = this.opts.nodes.addEventHandler(this.handler());
+    this.deps.focus?.track(true);
     try {
       // R45: triggers before the initial sync are held; the first reconcile starts at sync.
       if (!(await this.opts.nodes.waitForSync(stop))) return;
@@ -120,6 +126,7 @@ export class WatchMode {
       });
     } finally {
       unsubscribe();
+      this.deps.focus?.track(false);
       for (const t of [this.retryTimer, this.resyncTimer, this.informerResyncTimer])
         this.clock.clearTimeout(t);
       await this.queue.stop();

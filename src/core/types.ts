@@ -36,8 +36,11 @@ export interface RoutePlan {
   creates: { nameHint: string; route: Readonly<Route> }[];
 }
 
-/** One result per operation: deletes then creates, in plan order. */
-export type OperationResult = { ok: true } | { ok: false; error: unknown };
+/**
+ * One result per operation: deletes then creates, in plan order. A create's result MAY carry
+ * the route exactly as listRoutes would list it (R66, as createRoute may resolve to it).
+ */
+export type OperationResult = { ok: true; route?: Route } | { ok: false; error: unknown };
 
 export interface Routes {
   listRoutes(clusterName: string, opts: CallOptions): Promise<Route[]>;

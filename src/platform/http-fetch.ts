@@ -27,15 +27,23 @@ export type FetchLike = (input: string, init: FetchInit) => Promise<FetchRespons
 /** Socket inactivity after which a request fails (retryable for the client). */
 export const DEFAULT_HTTP_TIMEOUT_MS = 60_000;
 
+/** TLS settings of the https agent: a private CA, a client certificate, or no verification. */
+export interface HttpFetchTls {
+  readonly ca?: string;
+  readonly cert?: string;
+  readonly key?: string;
+  readonly rejectUnauthorized?: boolean;
+}
+
 /**
  * A FetchLike on keep-alive agents. Transport errors reject like fetch's: an
  * Error "fetch failed" whose `cause` is the socket error (with its `code`).
  */
-export function httpFetch(timeoutMs = DEFAULT_HTTP_TIMEOUT_MS): FetchLike {
+export function httpFetch(timeoutMs = DEFAULT_HTTP_TIMEOUT_MS, tls: HttpFetchTls = {}): FetchLike {
   // Idle keep-alive sockets are unref'd by the agent: they never hold the process open.
   const agents = {
     'http:': new nodeHttp.Agent({ keepAlive: true }),
-    'https:': new https.Agent({ keepAlive: true }),
+    'https:': new https.Agent({ keepAlive: true, ...tls }),
   };
   return (input, init) =>
     new Promise((resolve, reject) => {

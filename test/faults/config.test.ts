@@ -111,9 +111,22 @@ describe('bad cloud config and flags: exit 1, one error line each', { timeout: 1
         /^cloud provider could not be initialized: gce cloud config: "network-name" is required in \[global\] \(the VPC network the routes belong to\)$/,
     },
     {
+      name: 'openstack cloud.conf with a typo in [Global] (upstream would warn and go on without it)',
+      args: () => [
+        '--cloud-provider=openstack',
+        `--cloud-config=${file(
+          'cloud.conf',
+          '[Global]\nauth-url = https://keystone:5000/v3\napplication-credential-id = a\napplication-credential-secret = s\nregoin = RegionOne\n[Route]\nrouter-id = r\n',
+        )}`,
+      ],
+      message:
+        /^cloud provider could not be initialized: openstack cloud config: line 5: unknown key "regoin" in \[Global\]; known keys: /,
+    },
+    {
       name: 'unknown provider',
       args: () => ['--cloud-provider=nimbus'],
-      message: /^unknown cloud provider "nimbus"; registered: aws, azure, gce, hcloud, linux, memory$/,
+      message:
+        /^unknown cloud provider "nimbus"; registered: aws, azure, gce, hcloud, linux, memory, openstack$/,
     },
     {
       name: 'unparsable cluster CIDR',

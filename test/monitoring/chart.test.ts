@@ -137,6 +137,25 @@ const CASES: readonly Case[] = [
     ],
   },
   {
+    name: "openstack: openstack-cloud-controller-manager's cloud-config Secret whole at /etc/config, a CA from another Secret",
+    release: 'cloud-route-controller',
+    namespace: 'kube-system',
+    args: [
+      '--set',
+      'provider=openstack',
+      '--set',
+      'cloudConfig.existingSecret=cloud-config',
+      '--set',
+      'cloudConfig.existingSecretKey=cloud.conf',
+      '--set',
+      'cloudConfig.existingSecretMountPath=/etc/config',
+      '--set-json',
+      'extraVolumes=[{"name":"openstack-ca","secret":{"secretName":"openstack-ca"}}]',
+      '--set-json',
+      'extraVolumeMounts=[{"name":"openstack-ca","mountPath":"/etc/openstack-ca","readOnly":true}]',
+    ],
+  },
+  {
     name: 'secure port off, plain metrics on',
     release: 'cloud-route-controller',
     namespace: 'kube-system',
@@ -226,6 +245,49 @@ describe('Helm chart and kustomizations', { timeout: 300_000 }, () => {
         `${c.name}: system:auth-delegator exactly when the secure port is on`,
       );
     }
+  });
+
+  test('openstack: the cloud-config Secret is mounted whole where cloud.conf names its files; extra volumes are mounted', (t) => {
+    const tl = requireTools(t);
+    if (!tl) return;
+    const objs = render(
+      tl,
+      CASES.find((c) => c.name.startsWith('openstack'))!,
+    );
+    assert.ok(
+      !objs.some((o) => o['kind'] === 'ConfigMap' && key(o).endsWith('-config')),
+      'no ConfigMap for the config',
+    );
+    const args = deploymentArgs(objs);
+    assert.ok(args.includes('--cloud-provider=openstack'));
+    assert.ok(args.includes('--cloud-config=/etc/config/cloud.conf'), args.join(' '));
+    const dep = objs.find((o) => o['kind'] === 'Deployment')!;
+    const pod = ((dep['spec'] as Obj)['template'] as { spec: Obj }).spec as {
+      volumes: { name: string; secret?: { secretName: string; items?: unknown } }[];
+      containers: { volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[] }[];
+    };
+    const config = pod.volumes.find((v) => v.name === 'cloud-config')!;
+    assert.deepEqual(
+      config.secret,
+      { secretName: 'cloud-config' },
+      'every key (cloud.conf, ca.crt, clouds.yaml)',
+    );
+    assert.deepEqual(
+      pod.volumes.find((v) => v.name === 'openstack-ca'),
+      { name: 'openstack-ca', secret: { secretName: 'openstack-ca' } },
+    );
+    const mounts = pod.containers[0]!.volumeMounts;
+    assert.deepEqual(
+      mounts.find((m) => m.name === 'cloud-config'),
+      { name: 'cloud-config', mountPath: '/etc/config', readOnly: true },
+    );
+    assert.deepEqual(
+      mounts.find((m) => m.name === 'openstack-ca'),
+      { name: 'openstack-ca', mountPath: '/etc/openstack-ca', readOnly: true },
+    );
+    // The defaults keep the single file at the old path.
+    const defaults = render(tl, CASES[0]!);
+    assert.ok(deploymentArgs(defaults).includes('--cloud-config=/etc/cloud-route-controller/cloud.yaml'));
   });
 
   test('the PrometheusRule and the dashboard ConfigMap carry files/ unchanged', (t) => {

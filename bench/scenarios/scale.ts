@@ -1,0 +1,193 @@
+// The documented Kubernetes maximum: N (15,000) dual-stack realistic nodes in
+// the real kube-apiserver, the shipped daemon (memory provider, defaults, watch
+// mode) and upstream's Go peer (gate on) one after the other on the same
+// routed nodes (nothing needs a write). Per peer: initial sync time, resident
+// memory after sync and after the first reconcile, the CPU of that first
+// (full, listing) reconcile, and the CPU of one node event each (a join, its
+// leave, an address change), read from /proc around the event until the
+// reconcile it caused finished.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { BenchCluster } from '../lib/apiserver.ts';
+import { cpuMs, Daemon, rssMB } from '../lib/daemon.ts';
+import { CLUSTER_CIDR_V4, CLUSTER_CIDR_V6, makeNode, podCIDRs } from '../lib/nodes.ts';
+import { startPeer, type Peer, type Variant } from '../lib/peers.ts';
+import { installShipped } from '../lib/shipped-install.ts';
+import { routedCluster } from './realtime.ts';
+import { shippedKubeconfig } from './shipped.ts';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const GO_WATCH: Variant = { id: 'go-watch', kind: 'go', watch: true, label: 'upstream gate on' };
+
+export interface ScaleConfig {
+  readonly nodes: number;
+  readonly settleMs: number;
+}
+
+export interface ScaleRow {
+  readonly kind: 'memory' | 'go';
+  readonly nodes: number;
+  readonly syncS: number;
+  readonly syncedMB: number;
+  readonly reconciledMB: number;
+  /** CPU from start to the end of the first (listing) reconcile, and of that reconcile alone where known. */
+  readonly startCpuMs: number;
+  /** CPU of one event and the reconcile it caused. */
+  readonly eventCpuMs: Record<'join' | 'leave' | 'address', number>;
+}
+
+interface Events {
+  join(): Promise<void>;
+  leave(): Promise<void>;
+  address(): Promise<void>;
+}
+
+function events(c: BenchCluster, nodes: number, round: string): Events {
+  const extra = makeNode(`scale${round}`, nodes + 1, { routed: false, dualStack: true });
+  const name = (extra['metadata'] as { name: string }).name;
+  return {
+    join: async () => {
+      await c.admin.createNode(extra);
+    },
+    leave: async () => {
+      await c.admin.must('DELETE', `/api/v1/nodes/${name}`);
+    },
+    address: async () => {
+      await c.admin.must(
+        'PATCH',
+        `/api/v1/nodes/idle-00000/status`,
+        { status: { addresses: [{ type: 'InternalIP', address: `192.0.2.${round === 'a' ? 1 : 2}` }] } },
+        'application/merge-patch+json',
+      );
+    },
+  };
+}
+
+/** CPU of `event` until `done(k)` reports the k-th reconcile after it. */
+async function eventCpu(
+  pid: number,
+  ev: Events,
+  done: () => Promise<number>,
+  settleMs: number,
+): Promise<ScaleRow['eventCpuMs']> {
+  const out = { join: 0, leave: 0, address: 0 };
+  for (const kind of ['join', 'leave', 'address'] as const) {
+    const before = await done();
+    const a = cpuMs(pid);
+    await ev[kind]();
+    const t0 = Date.now();
+    while ((await done()) <= before) {
+      if (Date.now() - t0 > 120_000) throw new Error(`no reconcile after the ${kind}`);
+      await sleep(100);
+    }
+    out[kind] = cpuMs(pid) - a;
+    await sleep(settleMs);
+  }
+  return out;
+}
+
+export async function scaleSession(
+  c: BenchCluster,
+  cfg: ScaleConfig,
+  o: { withGo: boolean; logDir: string; log: (m: string) => void },
+): Promise<ScaleRow[]> {
+  const install = installShipped();
+  const rows: ScaleRow[] = [];
+  try {
+    const dir = fs.mkdtempSync(path.join(install.dir, 'scale-'));
+    o.log(`scale: ${cfg.nodes} dual-stack nodes`);
+    const cluster = await routedCluster(c, cfg.nodes, dir, { dualStack: true });
+    const kubeconfig = await shippedKubeconfig(c);
+    // The memory provider's state: every route already there, as the Go peer's preload has it.
+    const state = path.join(dir, 'memory-state.json');
+    fs.writeFileSync(
+      state,
+      JSON.stringify(
+        cluster.names.flatMap((node, i) =>
+          podCIDRs(i, true).map((destinationCIDR) => ({
+            name: '',
+            clusterName: 'kubernetes',
+            targetNode: node,
+            targetNodeAddresses: [],
+            destinationCIDR,
+            blackhole: false,
+          })),
+        ),
+      ),
+    );
+    const config = path.join(dir, 'memory.yaml');
+    fs.writeFileSync(config, `stateFile: ${JSON.stringify(state)}\n`);
+    const d = await Daemon.start(
+      install.bin,
+      [
+        `--kubeconfig=${kubeconfig}`,
+        `--cluster-cidr=${CLUSTER_CIDR_V4},${CLUSTER_CIDR_V6}`,
+        '--feature-gates=CloudControllerManagerWatchBasedRoutesReconciliation=true',
+        '--leader-elect=true',
+        '--leader-elect-resource-name=scale-memory',
+        '--cloud-provider=memory',
+        `--cloud-config=${config}`,
+      ],
+      path.join(o.logDir, `scale-memory-${cfg.nodes}.log`),
+    );
+    try {
+      const t0 = Date.now();
+      await d.synced(600_000);
+      const syncS = (Date.now() - t0) / 1000;
+      await sleep(cfg.settleMs);
+      const syncedMB = d.rssMB();
+      await d.reconciled(1, 600_000);
+      const startCpuMs = d.cpuMs();
+      await sleep(cfg.settleMs);
+      const reconciledMB = d.rssMB();
+      const eventCpuMs = await eventCpu(d.pid, events(c, cfg.nodes, 'a'), () => d.reconciles(), cfg.settleMs);
+      rows.push({ kind: 'memory', nodes: cfg.nodes, syncS, syncedMB, reconciledMB, startCpuMs, eventCpuMs });
+    } finally {
+      await d.stop();
+    }
+    if (o.withGo) rows.push(await goRow(c, cfg, cluster.preload, o));
+  } finally {
+    await c.admin.deleteAllNodes();
+    install.remove();
+  }
+  return rows;
+}
+
+async function goRow(
+  c: BenchCluster,
+  cfg: ScaleConfig,
+  preload: string,
+  o: { logDir: string },
+): Promise<ScaleRow> {
+  const p: Peer = startPeer(GO_WATCH, {
+    kubeconfig: c.goKubeconfig,
+    clusterCIDRs: [CLUSTER_CIDR_V4, CLUSTER_CIDR_V6],
+    latency: '0',
+    preload,
+    reportInterval: '500ms',
+    logDir: o.logDir,
+    tag: `scale${cfg.nodes}`,
+  });
+  try {
+    const t0 = Date.now();
+    // It lists as soon as its cache synced: the first list marks both.
+    const listed = await p.waitFor((s) => s.list >= 1, 600_000);
+    if (listed === undefined) throw new Error('upstream peer did not list');
+    const syncS = (Date.now() - t0) / 1000;
+    await sleep(cfg.settleMs);
+    const mb = rssMB(p.pid);
+    const startCpuMs = cpuMs(p.pid);
+    const eventCpuMs = await eventCpu(
+      p.pid,
+      events(c, cfg.nodes, 'b'),
+      async () => {
+        await sleep(600); // its report interval
+        return p.latest()?.list ?? 0;
+      },
+      cfg.settleMs,
+    );
+    return { kind: 'go', nodes: cfg.nodes, syncS, syncedMB: mb, reconciledMB: mb, startCpuMs, eventCpuMs };
+  } finally {
+    await p.stop();
+  }
+}

@@ -1,0 +1,313 @@
+// `cloud-route-controller run --cloud-provider=openstack --cloud-config=cloud.conf` (the real
+// executable) on a real kube-apiserver against the real neutron-server behind the Keystone
+// stand-in (test/support/openstack.ts), as a normal user bound to deploy/base/rbac.yaml:
+// periodic mode on a Neutron with `extraroute` only (the If-Match read-modify-write), watch
+// mode on one with `extraroute-atomic`. Run: scripts/neutron.sh && npm run testenv:build &&
+// node --test test/integration/openstack-daemon.test.ts
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Daemon, runToExit } from '../e2e/support.ts';
+import { CREDENTIALS, OpenStack, neutronSkip } from '../support/openstack.ts';
+import { requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
+import type { ControlPlane } from '../support/controlplane.ts';
+import { Admin, setupControllerUser, waitFor } from './kube-helpers.ts';
+import type { NodeAddress } from '../../src/core/types.ts';
+
+const WATCH = '--feature-gates=CloudControllerManagerWatchBasedRoutesReconciliation=true';
+const enabled = testenvBinaries() !== undefined;
+
+/** cloud.conf as openstack-cloud-controller-manager reads it, pointed at the stand-in. */
+function cloudConf(authUrl: string, routerId: string | undefined): string {
+  const c = CREDENTIALS;
+  return [
+    '[Global]',
+    `auth-url = ${authUrl}`,
+    `username = ${c.username}`,
+    `password = "${c.password.replace(/["\\]/g, (m) => `\\${m}`)}"`,
+    `user-domain-name = ${c.domain}`,
+    `tenant-id = ${c.projectId}`,
+    'region = RegionOne',
+    '',
+    '[LoadBalancer]',
+    'use-octavia = true',
+    '',
+    ...(routerId !== undefined ? ['[Route]', `router-id = ${routerId}`] : []),
+    '',
+  ].join('\n');
+}
+
+function addresses(...ips: string[]): NodeAddress[] {
+  return [...ips.map((address) => ({ type: 'InternalIP', address })), { type: 'Hostname', address: 'h' }];
+}
+
+describe(
+  'the openstack executable on a real apiserver and Neutron',
+  { ...neutronSkip(), timeout: 400_000 },
+  () => {
+    let cp: ControlPlane | undefined;
+    let admin: Admin;
+    let kubeconfig = '';
+    let dir = '';
+
+    before(async () => {
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'routectl-openstack-'));
+      if (!enabled) return;
+      cp = await startControlPlane();
+      admin = new Admin(cp.adminKubeconfig);
+      kubeconfig = await setupControllerUser(cp);
+    });
+
+    after(async () => {
+      await cp?.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    test('bad cloud.conf: exit 1, one clear error line, no call to Keystone or Neutron', async () => {
+      const cloud = await OpenStack.start();
+      try {
+        const unreachable = path.join(dir, 'unreachable.kubeconfig');
+        fs.writeFileSync(
+          unreachable,
+          JSON.stringify({
+            apiVersion: 'v1',
+            kind: 'Config',
+            clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
+            users: [{ name: 'u', user: { token: 'never-used' } }],
+            contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+            'current-context': 'x',
+          }),
+        );
+        for (const [file, text, message] of [
+          [
+            'no-router.conf',
+            cloudConf(cloud.authUrl, undefined),
+            /^error: cloud provider could not be initialized: openstack cloud config: \[Route\] "router-id" is required/,
+          ],
+          [
+            'no-password.conf',
+            cloudConf(cloud.authUrl, 'r').replace(/^password = .*$/m, ''),
+            /^error: cloud provider could not be initialized: openstack cloud config: "password" is required/,
+          ],
+          [
+            'missing-ca.conf',
+            cloudConf(cloud.authUrl, 'r').replace('region = RegionOne', 'ca-file = /nonexistent/ca.pem'),
+            /^error: cloud provider could not be initialized: openstack cloud config: cannot read "ca-file" \/nonexistent\/ca.pem/,
+          ],
+        ] as const) {
+          const config = path.join(dir, file);
+          fs.writeFileSync(config, text);
+          const r = await runToExit([
+            'run',
+            '--cloud-provider=openstack',
+            `--cloud-config=${config}`,
+            `--kubeconfig=${unreachable}`,
+            '--cluster-cidr=10.244.0.0/16',
+          ]);
+          assert.equal(r.code, 1, r.stderr);
+          const lines = r.stderr.split('\n').filter((l) => l !== '');
+          assert.equal(lines.length, 1, r.stderr);
+          assert.match(lines[0]!, message);
+          assert.doesNotMatch(
+            r.stderr,
+            new RegExp(CREDENTIALS.password.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')),
+          );
+        }
+        assert.deepEqual(cloud.requests, [], 'no request reached Keystone or Neutron');
+      } finally {
+        await cloud.stop();
+      }
+    });
+
+    for (const watch of [false, true]) {
+      const mode = watch ? 'watch' : 'periodic';
+      describe(`${mode} mode (${watch ? 'extraroute-atomic' : 'extraroute only'})`, () => {
+        let daemon: Daemon | undefined;
+        let cloud: OpenStack;
+        let routerId = '';
+        let networkId = '';
+        let node1Port = '';
+        const guard = (t: { skip(m?: string): void }): boolean =>
+          enabled && cp !== undefined ? true : !requireTestenv(t as Parameters<typeof requireTestenv>[0]);
+        const failed = (err: unknown): never => {
+          cp?.markFailed(String(err));
+          if (daemon) console.log(daemon.tail(60));
+          throw err;
+        };
+        const condition = (n: string): Promise<void> =>
+          waitFor(`${n} NetworkUnavailable=False/RouteCreated`, 30_000, async () => {
+            const c = await admin.condition(n);
+            return c?.status === 'False' && c.reason === 'RouteCreated';
+          });
+        const routes = (): Promise<string[]> => cloud.routeList(routerId);
+        const until = (what: string, cond: (r: string[]) => boolean): Promise<void> =>
+          waitFor(what, 60_000, async () => cond(await routes()), 200);
+
+        before(async () => {
+          cloud = await OpenStack.start({ noAtomic: !watch });
+          ({ routerId, networkId } = await cloud.topology());
+          // Another user's route on the same router, outside the cluster CIDRs.
+          await cloud.setRoutes(routerId, [{ destination: '192.168.50.0/24', nexthop: '10.0.0.250' }]);
+          if (!enabled) return;
+          const config = path.join(dir, `${mode}.conf`);
+          fs.writeFileSync(config, cloudConf(cloud.authUrl, routerId));
+          daemon = Daemon.start(
+            [
+              'run',
+              '--cloud-provider=openstack',
+              `--cloud-config=${config}`,
+              `--kubeconfig=${kubeconfig}`,
+              '--cluster-cidr=10.244.0.0/16,fd00:10:244::/56',
+              '--leader-elect=false',
+              '--metrics-bind-address=127.0.0.1:0',
+              '--health-probe-bind-address=127.0.0.1:0',
+              '--log-format=json',
+              '-v=10',
+              ...(watch ? [WATCH] : ['--route-reconciliation-period=2s']),
+            ],
+            path.join(dir, `${mode}.log`),
+          );
+        });
+
+        after(async () => {
+          daemon?.signal('SIGTERM');
+          if (daemon) assert.equal((await daemon.waitExit(30_000)).code, 0, daemon.tail());
+          if (daemon) {
+            // -v=10: every line the daemon wrote, and no credential or token in any of them.
+            const output = daemon.output();
+            assert.ok(output.length > 0);
+            for (const secret of [
+              CREDENTIALS.password,
+              CREDENTIALS.appCredentialSecret,
+              ...cloud.issuedTokens(),
+            ]) {
+              assert.ok(!output.includes(secret), `a credential reached the log: ${secret.slice(0, 8)}…`);
+            }
+          }
+          if (enabled) for (const n of ['node1', 'ds', 'node3']) await admin.deleteNode(n).catch(() => {});
+          await cloud?.stop();
+        });
+
+        test('nodes → extra routes → NetworkUnavailable=False; dual stack; the port allows the pod CIDR', async (t) => {
+          if (!guard(t)) return;
+          try {
+            const port = (node1Port = await cloud.port(networkId, ['10.0.0.11']));
+            await admin.createNode('node1', ['10.244.1.0/24'], addresses('10.0.0.11'));
+            await admin.createNode(
+              'ds',
+              ['10.244.2.0/24', 'fd00:10:244:2::/64'],
+              addresses('10.0.0.12', 'fd00::12'),
+            );
+            const expected = [
+              '10.244.1.0/24=10.0.0.11',
+              '10.244.2.0/24=10.0.0.12',
+              '192.168.50.0/24=10.0.0.250',
+              'fd00:10:244:2::/64=fd00::12',
+            ];
+            await until('three routes', (r) => r.join() === expected.join());
+            for (const n of ['node1', 'ds']) await condition(n);
+            assert.deepEqual(await cloud.pairs(port), ['10.244.1.0/24']);
+            const writes = cloud.neutronRequests('PUT', `/routers/${routerId}`);
+            if (watch)
+              assert.ok(
+                writes.every((w) => w.path.endsWith('_extraroutes')),
+                'atomic calls only',
+              );
+            else
+              assert.ok(
+                writes.every((w) => /^revision_number=\d+$/.test(w.ifMatch ?? '')),
+                'every PUT carries If-Match',
+              );
+            assert.ok(
+              cloud.neutronRequests().every((r) => r.status !== 401),
+              'every Neutron call carried a token Keystone issued',
+            );
+          } catch (err) {
+            failed(err);
+          }
+        });
+
+        test('deleting node1 removes its route and its address pair; the foreign route stays', async (t) => {
+          if (!guard(t)) return;
+          try {
+            await admin.deleteNode('node1');
+            await until('node1 route gone', (r) => !r.includes('10.244.1.0/24=10.0.0.11'));
+            assert.deepEqual(await routes(), [
+              '10.244.2.0/24=10.0.0.12',
+              '192.168.50.0/24=10.0.0.250',
+              'fd00:10:244:2::/64=fd00::12',
+            ]);
+            // The pair goes right after the route, in the same batch.
+            await waitFor(
+              'the pod CIDR left the port',
+              30_000,
+              async () => (await cloud.pairs(node1Port)).length === 0,
+              200,
+            );
+          } catch (err) {
+            failed(err);
+          }
+        });
+
+        test('a route in the cluster CIDRs to a next hop no node has is deleted; the token is renewed after a revocation', async (t) => {
+          if (!guard(t)) return;
+          try {
+            cloud.revokeTokens();
+            await cloud.setRoutes(routerId, [
+              ...(await cloud.routes(routerId)),
+              { destination: '10.244.77.0/24', nexthop: '10.0.0.77' },
+            ]);
+            // A node event makes watch mode reconcile now (it lists, since the change is new to it).
+            await admin.createNode('node3', ['10.244.3.0/24'], addresses('10.0.0.13'));
+            await until('node3 route', (r) => r.includes('10.244.3.0/24=10.0.0.13'));
+            await condition('node3');
+            if (!watch) await until('stale route gone', (r) => !r.some((x) => x.startsWith('10.244.77.')));
+            assert.ok((await routes()).includes('192.168.50.0/24=10.0.0.250'));
+            assert.ok(
+              cloud.requests.some((r) => r.status === 401),
+              'the revoked token was refused once',
+            );
+            assert.ok(cloud.tokensIssued >= 2, 'and a new one issued');
+          } catch (err) {
+            failed(err);
+          }
+        });
+
+        if (!watch) {
+          test('another writer between the read and the PUT: 412, re-read, no route lost', async (t) => {
+            if (!guard(t)) return;
+            try {
+              cloud.faults.push({
+                method: 'PUT',
+                path: `/routers/${routerId}`,
+                before: async () => {
+                  const current = await cloud.routes(routerId);
+                  await cloud.setRoutes(routerId, [
+                    ...current,
+                    { destination: '172.16.0.0/16', nexthop: '10.0.0.250' },
+                  ]);
+                },
+              });
+              await admin.deleteNode('node3');
+              await until('node3 route gone', (r) => !r.includes('10.244.3.0/24=10.0.0.13'));
+              assert.ok(
+                (await routes()).includes('172.16.0.0/16=10.0.0.250'),
+                "the other writer's route survived",
+              );
+              const statuses = cloud.neutronRequests('PUT', `/routers/${routerId}`).map((r) => r.status);
+              const at = statuses.indexOf(412);
+              assert.ok(
+                at >= 0 && statuses.slice(at + 1).includes(200),
+                `PUT statuses ${statuses.join(',')}`,
+              );
+            } catch (err) {
+              failed(err);
+            }
+          });
+        }
+      });
+    }
+  },
+);
