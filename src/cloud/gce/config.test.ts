@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DEFAULT_API_ENDPOINT, describeGceConfig, parseGceCloudConfig, parseGcfg } from './config.ts';
+import { DEFAULT_API_ENDPOINT, describeGceConfig, globalValues, parseGceCloudConfig } from './config.ts';
 
 // A gce.conf as kube-up writes it (cluster/gce/gci/configure-helper.sh), plus keys this plug-in ignores.
 const KUBE_UP = `[global]
@@ -40,7 +40,7 @@ describe('gce.conf', () => {
   });
 
   test('gcfg syntax: case-insensitive names, quotes and escapes, comments, bare booleans, repeated keys, other sections', () => {
-    const v = parseGcfg(
+    const v = globalValues(
       '# top\n[Global]\nProject-ID = "my-project" ; note\ntoken-body = "{\\"a\\": \\"b;c\\"}"\nregional\nnode-tags = a\nnode-tags = b\n[other "x"]\nproject-id = ignored\n',
     );
     assert.deepEqual(v.get('project-id'), ['my-project']);
@@ -98,8 +98,11 @@ describe('gce.conf', () => {
       '[global]\nproject-id = my-project\nnetwork-name = n\ntoken-url = not a url\n',
       /"token-url" is not a URL/,
     );
-    fails('project-id = my-project\n', /line 1: "project-id" is outside a section/);
-    fails('[global]\nproject-id = "my-project\n', /line 2: unterminated quoted value/);
-    fails('[global]\n= x\n', /line 2: cannot parse/);
+    fails(
+      'project-id = my-project\n',
+      /not valid gcfg \(gce.conf syntax\): line 1: variable outside a section/,
+    );
+    fails('[global]\nproject-id = "my-project\n', /not valid gcfg \(gce.conf syntax\): line 2: /);
+    fails('[global]\n= x\n', /not valid gcfg \(gce.conf syntax\): line 2: invalid variable name/);
   });
 });

@@ -1,13 +1,13 @@
 // The gce plug-in's --cloud-config: cloud-provider-gcp's own `gce.conf`, so a
 // cluster switches route controllers without a new file. Upstream reads it with
-// gcfg (git-config syntax) into `[global]`; this parser is hand-written because
-// gcfg has no maintained JavaScript port and the INI packages on npm differ from
-// it where it matters (`;`/`#` comments, quoted values with escapes, repeated
-// keys such as node-tags, case-insensitive names, bare booleans). Keys this
+// gcfg (git-config syntax) into `[global]`, read here by the shared reader in
+// ../gcfg.ts. Keys this
 // plug-in does not use are ignored, as gcfg's FatalOnly ignores unknown ones;
 // each key it uses is checked with one clear error naming it. Upstream asks the
 // metadata server for a missing project-id or network-name; this plug-in wants
 // them in the file (docs/providers/gce.md).
+
+import { GcfgSyntaxError, parseGcfg } from '../gcfg.ts';
 
 export class GceConfigError extends Error {
   override readonly name: string = 'GceConfigError';
@@ -45,51 +45,19 @@ function fail(msg: string): never {
   throw new GceConfigError(`gce cloud config: ${msg}`);
 }
 
-/** gcfg's value syntax: trailing comments, double-quoted parts with \" \\ \n \t escapes. */
-function parseValue(raw: string, line: number): string {
-  let out = '';
-  let quoted = false;
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw[i]!;
-    if (c === '\\') {
-      const n = raw[++i];
-      const esc: Record<string, string> = { '"': '"', '\\': '\\', n: '\n', t: '\t', b: '\b' };
-      if (n === undefined || esc[n] === undefined) fail(`line ${line}: invalid escape in value`);
-      out += esc[n];
-    } else if (c === '"') {
-      quoted = !quoted;
-    } else if (!quoted && (c === ';' || c === '#')) {
-      break;
-    } else {
-      out += c;
-    }
+/** The `[global]` section's values by lower-cased name (gcfg merges repeated sections); other sections are ignored. */
+export function globalValues(text: string): Values {
+  let sections;
+  try {
+    sections = parseGcfg(text);
+  } catch (err) {
+    if (err instanceof GcfgSyntaxError) fail(`not valid gcfg (gce.conf syntax): ${err.message}`);
+    throw err;
   }
-  if (quoted) fail(`line ${line}: unterminated quoted value`);
-  return out.trim();
-}
-
-/** The `[global]` section's values by lower-cased name; other sections are read and ignored. */
-export function parseGcfg(text: string): Values {
   const global: Values = new Map();
-  let section: string | undefined;
-  const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    const n = i + 1;
-    if (line === '' || line.startsWith(';') || line.startsWith('#')) continue;
-    const header = /^\[\s*([A-Za-z][-.\w]*)(?:\s+"(?:[^"\\]|\\.)*")?\s*\]\s*(?:[;#].*)?$/.exec(line);
-    if (header) {
-      section = header[1]!.toLowerCase();
-      continue;
-    }
-    const kv = /^([A-Za-z][-\w]*)\s*(?:=(.*))?$/.exec(line);
-    if (!kv) fail(`line ${n}: cannot parse ${JSON.stringify(line.slice(0, 80))}`);
-    if (section === undefined) fail(`line ${n}: "${kv[1]}" is outside a section (expected [global] first)`);
-    if (section !== 'global') continue;
-    const name = kv[1]!.toLowerCase();
-    // A bare name is a boolean true in gcfg.
-    const value = kv[2] === undefined ? 'true' : parseValue(kv[2], n);
-    global.set(name, [...(global.get(name) ?? []), value]);
+  for (const section of sections) {
+    if (section.name !== 'global') continue;
+    for (const e of section.entries) global.set(e.name, [...(global.get(e.name) ?? []), e.value]);
   }
   return global;
 }
@@ -127,7 +95,7 @@ function endpoint(key: string, value: string): string {
 export function parseGceCloudConfig(text: string): GceCloudConfig {
   if (text.trim() === '')
     fail('the file is empty (expected a [global] section with project-id and network-name)');
-  const values = parseGcfg(text);
+  const values = globalValues(text);
   const projectID = single(values, 'project-id');
   if (projectID === undefined)
     fail('"project-id" is required in [global] (the project of the cluster\'s instances)');

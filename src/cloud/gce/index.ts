@@ -24,7 +24,7 @@ export {
   describeGceConfig,
   GceConfigError,
   parseGceCloudConfig,
-  parseGcfg,
+  globalValues,
 } from './config.ts';
 export type { GceCloudConfig } from './config.ts';
 export { altTokenSource, applicationDefaultCredentials, COMPUTE_SCOPE } from './auth.ts';
