@@ -26,15 +26,18 @@ export function installShipped(): ShippedInstall {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'routebench-shipped-'));
   const packed = JSON.parse(npm(['pack', '--json', '--pack-destination', dir], repoRoot)) as {
     filename: string;
-    size: number;
   }[];
-  const tarball = path.join(dir, packed[0]!.filename);
+  return installTarball(path.join(dir, packed[0]!.filename), dir);
+}
+
+/** Installs a packed tarball into `dir` (the tarball may already be in it). */
+export function installTarball(tarball: string, dir: string): ShippedInstall {
   fs.writeFileSync(path.join(dir, 'package.json'), '{"name":"routebench-shipped","private":true}\n');
   npm(['install', '--no-audit', '--no-fund', '--prefer-offline', '--omit=dev', tarball], dir);
   return {
     dir,
     bin: path.join(dir, 'node_modules', 'cloud-route-controller', 'bin', 'cloud-route-controller.js'),
-    tarballKB: packed[0]!.size / 1024,
+    tarballKB: fs.statSync(tarball).size / 1024,
     remove: () => fs.rmSync(dir, { recursive: true, force: true }),
   };
 }
