@@ -20,7 +20,8 @@ const { values, positionals } = parseArgs({
 });
 const runs = Number(values.runs);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs ${values.runs}: not a positive integer`);
-const specifiers = positionals.length > 0 ? positionals : ['cloud-route-controller', 'cloud-route-controller/aws'];
+const specifiers =
+  positionals.length > 0 ? positionals : ['cloud-route-controller', 'cloud-route-controller/aws'];
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -48,12 +49,17 @@ const install = values.tarball
   ? installTarball(path.resolve(values.tarball), fs.mkdtempSync(path.join(os.tmpdir(), 'import-peak-')))
   : installShipped();
 try {
-  const rows: [string, number[]][] = [['(empty Node process)', []], ...specifiers.map((s): [string, number[]] => [s, []])];
+  const rows: [string, number[]][] = [
+    ['(empty Node process)', []],
+    ...specifiers.map((s): [string, number[]] => [s, []]),
+  ];
   for (let i = 0; i < runs; i++) {
     rows[0]![1].push(emptyPeakMB(install));
     for (const [k, row] of rows.slice(1).entries()) row[1].push(importPeakMB(install, specifiers[k]!));
   }
-  process.stdout.write(`node ${process.version}, tarball ${install.tarballKB.toFixed(0)} KB, median of ${runs}\n`);
+  process.stdout.write(
+    `node ${process.version}, tarball ${install.tarballKB.toFixed(0)} KB, median of ${runs}\n`,
+  );
   for (const [name, xs] of rows) {
     process.stdout.write(
       `${name.padEnd(34)} ${median(xs).toFixed(1).padStart(6)} MB  (${xs.map((x) => x.toFixed(1)).join(' ')})\n`,
