@@ -63,6 +63,13 @@ const registryFactory = (await lib.resolveCloudProvider('aws')) === awsProviderF
 process.stdout.write(JSON.stringify({ created, afterDelete, ghostError, registryFactory, loaded }));
 `;
 
+/** The environment without the marker that makes a nested `node --test` report to this runner. */
+function withoutTestContext(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const copy = { ...env };
+  delete copy.NODE_TEST_CONTEXT;
+  return copy;
+}
+
 describe('the packed aws plug-in (its bundled SDK) against moto', motoSkip(), () => {
   let moto: Moto;
   let ec2: EC2Client;
@@ -138,11 +145,12 @@ describe('the packed aws plug-in (its bundled SDK) against moto', motoSkip(), ()
     ]);
     assert.deepEqual(report.afterDelete, ['10.244.1.0/24>node-1', '10.244.2.0/24>node-2']);
     assert.deepEqual(
-      Object.keys(
-        Object.fromEntries((await tableRoutes(ec2, f.tableId)).map((r) => [r.DestinationCidrBlock, 1])),
-      ).sort(),
-      ['10.0.0.0/16', '10.244.1.0/24', '10.244.2.0/24'],
-      'moto holds what the plug-in listed, next to the VPC local route',
+      (await tableRoutes(ec2, f.tableId))
+        .map((r) => r.DestinationCidrBlock ?? '')
+        .filter((d) => d.startsWith('10.244.'))
+        .sort(),
+      ['10.244.1.0/24', '10.244.2.0/24'],
+      'moto holds what the plug-in listed',
     );
     // An EC2 error code through the bundled deserializer still maps onto the typed errors.
     assert.equal(report.ghostError.kind, 'permanent');
@@ -163,7 +171,7 @@ describe('the packed aws plug-in (its bundled SDK) against moto', motoSkip(), ()
     );
   });
 
-  test("the plug-in's unit tests and aws.test.ts pass against the installed bundle", async () => {
+  test("the plug-in's unit tests and aws.test.ts pass against the installed bundle", async (t) => {
     const log = path.join(install.dir, 'hooks.log');
     const files = [
       ...fs
@@ -178,7 +186,7 @@ describe('the packed aws plug-in (its bundled SDK) against moto', motoSkip(), ()
       {
         cwd: root,
         env: {
-          ...process.env,
+          ...withoutTestContext(process.env),
           AWS_EC2_BUNDLE: path.join(install.packageDir, 'dist', 'cloud', 'aws', 'ec2.js'),
           AWS_EC2_BUNDLE_LOG: log,
         },
@@ -193,6 +201,7 @@ describe('the packed aws plug-in (its bundled SDK) against moto', motoSkip(), ()
       Number(new RegExp(`^# ${name} (\\d+)$`, 'm').exec(result.stdout)?.[1]);
     assert.equal(count('fail'), 0);
     assert.ok(count('pass') >= 60, `${count('pass')} tests passed`);
+    t.diagnostic(`${count('pass')} tests passed against the bundle`);
     // Every test file's process that imports the door (config and targets tests do not) had it
     // resolved to the bundle.
     const redirected = fs
