@@ -12,8 +12,11 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { EC2Client } from '@aws-sdk/client-ec2';
+import type * as AwsPlugin from '../../src/cloud/aws/index.ts';
+import type { CallOptions, NodeLister, Route } from '../../src/core/types.ts';
 import { createFixture, nodesFor, tableRoutes } from '../support/ec2-fixture.ts';
 import { motoSkip, startMoto } from '../support/moto.ts';
 import type { Moto } from '../support/moto.ts';
@@ -23,6 +26,8 @@ import type { PackedInstall } from '../support/packed-install.ts';
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '..', '..');
 const CLUSTER = 'packed-cluster';
+// moto is not reset between tests: each test tags its own route table.
+const OWN_CLIENT_CLUSTER = 'packed-own-client';
 const CREDENTIALS = { accessKeyId: 'testing', secretAccessKey: 'testing' };
 
 // What the child process prints: the routes it saw, the typed error, and every module it loaded.
@@ -168,6 +173,37 @@ describe('the packed aws plug-in (its bundled SDK) against moto', motoSkip(), ()
       report.loaded.filter((u) => /\/node_modules\/@(aws-sdk|smithy)\//.test(u)),
       [],
       'nothing of the SDK loads from node_modules',
+    );
+  });
+
+  test("the package's AwsRoutes also drives a client of the SDK itself (a library user's own)", async () => {
+    const f = await createFixture(ec2, OWN_CLIENT_CLUSTER, 2);
+    const nodes = nodesFor(f);
+    const lister: NodeLister = { get: (n) => nodes.find((x) => x.metadata?.name === n), list: () => nodes };
+    const entry = pathToFileURL(path.join(install.packageDir, 'dist', 'cloud', 'aws', 'index.js')).href;
+    const { AwsRoutes } = (await import(entry)) as typeof AwsPlugin;
+    const routes = new AwsRoutes(ec2, {}, lister);
+    const opts = (): CallOptions => ({
+      signal: new AbortController().signal,
+      reconcile: { id: 'r', scratch: new Map() },
+    });
+    const want = (node: string): Route => ({
+      name: '',
+      targetNode: node,
+      targetNodeAddresses: [],
+      enableNodeAddresses: false,
+      destinationCIDR: '10.244.0.0/24',
+      blackhole: false,
+    });
+    await routes.createRoute(OWN_CLIENT_CLUSTER, 'uid-node-0', want('node-0'), opts());
+    // The destination taken by node-0: RouteAlreadyExists, read back through the SDK's own
+    // deserializer, then ReplaceRoute.
+    await routes.createRoute(OWN_CLIENT_CLUSTER, 'uid-node-1', want('node-1'), opts());
+    assert.deepEqual(
+      (await routes.listRoutes(OWN_CLIENT_CLUSTER, opts())).map(
+        (r) => `${r.destinationCIDR}>${r.targetNode}`,
+      ),
+      ['10.244.0.0/24>node-1'],
     );
   });
 
