@@ -29,10 +29,14 @@
 import * as fs from 'node:fs';
 import { builtinModules } from 'node:module';
 import * as path from 'node:path';
-import json from '@rollup/plugin-json';
+import jsonModule from '@rollup/plugin-json';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import { rollup } from 'rollup';
 import type { Plugin } from 'rollup';
+
+// The plug-in's types describe its CommonJS build; the ES build that Node loads here exports the
+// plug-in itself as default.
+const json = jsonModule as unknown as typeof jsonModule.default;
 
 const root = path.resolve(import.meta.dirname, '..');
 const outDir = path.join(root, 'dist', 'cloud', 'aws');
