@@ -7,9 +7,11 @@
 #                                 cloud-route-controller:<package.json version>) and print its size
 #   scripts/image.sh env          print CONTAINERS_CONF= (and IMAGE=) for callers' podman commands:
 #                                   set -a; eval "$(scripts/image.sh env)"; set +a
-#   scripts/image.sh sbom [PATH]  CycloneDX SBOM of what the image ships (its /app tree, the AWS SDK
+#   scripts/image.sh sbom [PATH [TAG]]
+#                                 CycloneDX SBOM of what the image ships (its /app tree, the AWS SDK
 #                                 packages bundled into its dist/, its Node runtime), default
-#                                 dist-image/sbom.cdx.json; builds the image if missing
+#                                 dist-image/sbom.cdx.json, of TAG (default as for build); builds
+#                                 the image if missing
 #
 # The stand-in (testenv/node-base/) is an mmdebstrap bookworm minbase plus the Node binary of the
 # pinned `node` devDependency, npm, corepack and yarn from `npm pack`, and user `node` (1000:1000);
@@ -392,11 +394,11 @@ cmd_env() {
 # base are not in it.
 cmd_sbom() {
   local out="${1:-$ROOT/dist-image/sbom.cdx.json}" tag
-  tag="$(default_tag)"
+  tag="$(resolve_tag "${2:-}")"
   write_containers_conf
   if ! podman image exists "$tag"; then
     log "no image $tag: building it"
-    cmd_build > /dev/null
+    cmd_build "$tag" > /dev/null
   fi
   local tmp cid app
   tmp="$(mktemp -d)"
