@@ -12,12 +12,12 @@
 // SDK's packages stay dependencies of the package (the types in dist/ name them); the container
 // image drops them from node_modules (Dockerfile).
 //
-// Measured on 2026-12-05, Node 24.21, @aws-sdk/client-ec2 3.1169.0, one run each, 2 shared vCPUs
-// (bench/import-peak.ts; the daemons as bench/scenarios/shipped.ts runs them, moto, real
-// kube-apiserver):
+// Measured on 2026-12-05, Node 24.21, @aws-sdk/client-ec2 3.1169.0, 2 shared vCPUs; imports: the
+// median of 5 (bench/import-peak.ts); daemons as bench/scenarios/shipped.ts runs them (moto, real
+// kube-apiserver), both builds in the same run, two runs at 100 nodes and one at 5,000:
 //
 //                                                     no bundle   esbuild 0.28   rollup 4 (this)
-//   import('cloud-route-controller/aws') peak, MB        131.5        92.2          67.4
+//   import('cloud-route-controller/aws') peak, MB        131.5        92.2          67.5
 //     (an empty Node process: 44.1; import('cloud-route-controller'): 51.3)
 //   bundle on disk (entry + chunks)                        -         1.8 MB        0.63 MB
 //   shipped aws daemon at 100 nodes, MB after sync     143.3/143.8      -         87.9/86.8
