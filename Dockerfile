@@ -12,17 +12,27 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/bundle-aws.ts ./scripts/
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json
+# `npm run build`, spelled out: the base image's Node, not the `node` devDependency (whose
+# binary an --ignore-scripts install does not fetch). The second step bundles the aws
+# plug-in's AWS SDK into dist/cloud/aws/ (scripts/bundle-aws.ts).
+RUN npx tsc -p tsconfig.build.json && node scripts/bundle-aws.ts
 
-# Production dependencies, without install scripts, and without what Node never
+# Production dependencies, without install scripts; without the AWS SDK, which
+# dist/ carries bundled (what it holds: dist/cloud/aws/ec2-bundled-packages.json,
+# which scripts/image.sh adds to the image's SBOM); and without what Node never
 # loads from node_modules: type declarations and TypeScript sources (Node does
 # not strip types under node_modules), source maps and documentation (licence
-# and notice files stay). About half of the tree.
+# and notice files stay). The image's package.json is this stage's, so it names
+# what node_modules holds.
 FROM node:${NODE_VERSION}-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+  && npm pkg delete 'dependencies.@aws-sdk/client-ec2' \
+  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+  && ! ls -d node_modules/@aws-sdk/* node_modules/@smithy/* 2> /dev/null \
   && find node_modules -type f \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' \
     -o \( -iname '*.md' ! -iname 'licen[cs]e*' ! -iname 'notice*' \) \) -delete \
   && find node_modules -type d -empty -delete
@@ -48,7 +58,7 @@ WORKDIR /app
 # Dependencies first (they change least), then the package metadata, the shim
 # and the compiled program; everything stays root-owned and read-only to `node`.
 COPY --from=deps /app/node_modules ./node_modules
-COPY package.json ./
+COPY --from=deps /app/package.json ./
 # Without src/, the shim runs dist/.
 COPY bin ./bin
 COPY --from=build /src/dist ./dist

@@ -13,4 +13,31 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
     },
   },
+  {
+    // The aws plug-in reaches the SDK through src/cloud/aws/ec2.ts alone: the build bundles that
+    // one module, and an import past it would load the whole EC2 service model again.
+    // (Tests and benchmarks outside src/ may use the SDK to set up their clouds.)
+    files: ['src/**/*.ts'],
+    ignores: ['src/cloud/aws/ec2.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@aws-sdk/*', '@smithy/*'],
+              message: 'Import the AWS SDK through src/cloud/aws/ec2.ts (see its header).',
+            },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'ImportExpression[source.value=/^@(aws-sdk|smithy)\\//]',
+          message: 'Import the AWS SDK through src/cloud/aws/ec2.ts (see its header).',
+        },
+      ],
+    },
+  },
 );

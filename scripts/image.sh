@@ -7,8 +7,11 @@
 #                                 cloud-route-controller:<package.json version>) and print its size
 #   scripts/image.sh env          print CONTAINERS_CONF= (and IMAGE=) for callers' podman commands:
 #                                   set -a; eval "$(scripts/image.sh env)"; set +a
-#   scripts/image.sh sbom [PATH]  CycloneDX SBOM of what the image ships (its /app tree and its Node
-#                                 runtime), default dist-image/sbom.cdx.json; builds the image if missing
+#   scripts/image.sh sbom [PATH [TAG]]
+#                                 CycloneDX SBOM of what the image ships (its /app tree, the AWS SDK
+#                                 packages bundled into its dist/, its Node runtime), default
+#                                 dist-image/sbom.cdx.json, of TAG (default as for build); builds
+#                                 the image if missing
 #
 # The stand-in (testenv/node-base/) is an mmdebstrap bookworm minbase plus the Node binary of the
 # pinned `node` devDependency, npm, corepack and yarn from `npm pack`, and user `node` (1000:1000);
@@ -386,15 +389,16 @@ cmd_env() {
   printf 'IMAGE=%q\n' "$(default_tag)"
 }
 
-# npm's SBOM of the image's own /app tree (what `npm ci --omit=dev` installed), plus the Node
-# runtime it runs on. The Debian packages of the base are not in it.
+# npm's SBOM of the image's own /app tree (what `npm ci --omit=dev` installed), plus the AWS SDK
+# packages bundled into its dist/ and the Node runtime it runs on. The Debian packages of the
+# base are not in it.
 cmd_sbom() {
   local out="${1:-$ROOT/dist-image/sbom.cdx.json}" tag
-  tag="$(default_tag)"
+  tag="$(resolve_tag "${2:-}")"
   write_containers_conf
   if ! podman image exists "$tag"; then
     log "no image $tag: building it"
-    cmd_build > /dev/null
+    cmd_build "$tag" > /dev/null
   fi
   local tmp cid app
   tmp="$(mktemp -d)"
@@ -426,9 +430,25 @@ cmd_sbom() {
   # shellcheck disable=SC2016 # JavaScript template literals
   node -e '
     const fs = require("node:fs");
-    const [file, out, nodeVersion, tag] = process.argv.slice(1);
+    const [file, out, nodeVersion, tag, bundledFile] = process.argv.slice(1);
     const bom = JSON.parse(fs.readFileSync(file, "utf8"));
     bom.metadata.properties = [...(bom.metadata.properties ?? []), { name: "image", value: tag }];
+    // The AWS SDK packages bundled into dist/ (scripts/bundle-aws.ts): shipped, but not under
+    // node_modules, where npm sbom looks.
+    const bundled = fs.existsSync(bundledFile) ? JSON.parse(fs.readFileSync(bundledFile, "utf8")) : [];
+    for (const p of bundled) {
+      const purlName = p.name.startsWith("@") ? `%40${p.name.slice(1)}` : p.name;
+      bom.components.push({
+        "bom-ref": `${p.name}@${p.version}`,
+        type: "library",
+        name: p.name,
+        version: p.version,
+        scope: "required",
+        description: "bundled into /app/dist/cloud/aws/ (scripts/bundle-aws.ts)",
+        purl: `pkg:npm/${purlName}@${p.version}`,
+        ...(p.license ? { licenses: [{ license: { id: p.license } }] } : {}),
+      });
+    }
     if (nodeVersion) {
       bom.components.push({
         "bom-ref": `node-runtime@${nodeVersion}`,
@@ -441,7 +461,7 @@ cmd_sbom() {
     }
     fs.writeFileSync(out, JSON.stringify(bom, null, 2) + "\n");
     process.stdout.write(String(bom.components.length));' \
-    "$tmp/sbom.json" "$out" "$node_version" "$tag" > "$tmp/count"
+    "$tmp/sbom.json" "$out" "$node_version" "$tag" "$app/dist/cloud/aws/ec2-bundled-packages.json" > "$tmp/count"
   log "SBOM of $tag ($(cat "$tmp/count") components) written to $out"
 }
 

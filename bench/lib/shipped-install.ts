@@ -1,42 +1,15 @@
-// The package as a user gets it: `npm run build`, `npm pack`, then the tarball
-// installed into an empty directory with npm (from its cache when warm). The
+// The package as a user gets it (test/support/packed-install.ts). The
 // shipped-executable scenario runs the installed bin/cloud-route-controller.js,
 // which uses dist/ under node_modules exactly as in production.
 import { execFileSync } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
+import { buildPackInstall, installTarball } from '../../test/support/packed-install.ts';
+import type { PackedInstall } from '../../test/support/packed-install.ts';
 
-const repoRoot = path.resolve(import.meta.dirname, '..', '..');
-
-export interface ShippedInstall {
-  readonly dir: string;
-  /** The installed bin/cloud-route-controller.js. */
-  readonly bin: string;
-  readonly tarballKB: number;
-  remove(): void;
-}
-
-function npm(args: string[], cwd: string): string {
-  return execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
+export type ShippedInstall = PackedInstall;
+export { installTarball };
 
 export function installShipped(): ShippedInstall {
-  npm(['run', 'build'], repoRoot);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'routebench-shipped-'));
-  const packed = JSON.parse(npm(['pack', '--json', '--pack-destination', dir], repoRoot)) as {
-    filename: string;
-    size: number;
-  }[];
-  const tarball = path.join(dir, packed[0]!.filename);
-  fs.writeFileSync(path.join(dir, 'package.json'), '{"name":"routebench-shipped","private":true}\n');
-  npm(['install', '--no-audit', '--no-fund', '--prefer-offline', '--omit=dev', tarball], dir);
-  return {
-    dir,
-    bin: path.join(dir, 'node_modules', 'cloud-route-controller', 'bin', 'cloud-route-controller.js'),
-    tarballKB: packed[0]!.size / 1024,
-    remove: () => fs.rmSync(dir, { recursive: true, force: true }),
-  };
+  return buildPackInstall('routebench-shipped-');
 }
 
 /** Peak resident memory (MB) of a fresh Node that imports `specifier` from the install. */

@@ -228,6 +228,9 @@ async function reconcileFrom(
     );
   }
 
+  // R105: an update of a pod CIDR outside the cluster CIDRs leaves the old route (never ours to
+  // delete, R13) first in line, so a full plan would update it again: the focused one does too.
+  const again = new Set(creates.filter((c) => c.cidr.action === 'update' && c.cidr.outsideClusterCIDRs));
   const exec = await executePlan(deletes, creates, {
     routes: deps.routes,
     caller: deps.caller,
@@ -309,7 +312,8 @@ async function reconcileFrom(
   // R28–R33: conditions after all route operations settled.
   const cond = await writeConditions(plan, deps, signal);
   if (cond.failed > 0) failureKinds.add('condition');
-  if (deps.focus?.ready === true) deps.focus.restore(unsettled(deletes, creates, exec, cond.failedNodes));
+  if (deps.focus?.ready === true)
+    deps.focus.restore(unsettled(deletes, creates, exec, cond.failedNodes, again));
 
   const mutated = created + deleted;
   const outcome: Outcome =
@@ -365,6 +369,7 @@ function unsettled(
   creates: readonly PlannedCreate[],
   exec: ExecutionResult,
   conditionFailures: readonly string[],
+  again: ReadonlySet<PlannedCreate>,
 ): FocusMarks {
   const names = new Set(conditionFailures);
   const destinations = new Set<string>();
@@ -375,8 +380,8 @@ function unsettled(
     destinations.add(d.canonical);
   });
   exec.creates.forEach((r, i) => {
-    if (r.status === 'ok') return;
     const c = creates[i]!;
+    if (r.status === 'ok' && !again.has(c)) return;
     names.add(c.node.name);
     if (c.cidr.canonical !== undefined) destinations.add(c.cidr.canonical);
   });

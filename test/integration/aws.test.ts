@@ -9,6 +9,7 @@ import {
   DescribeInstanceAttributeCommand,
   EC2Client,
 } from '@aws-sdk/client-ec2';
+import { EC2Client as PluginEc2Client } from '../../src/cloud/aws/ec2.ts';
 import { errorKind } from '../../src/core/errors.ts';
 import type { CallOptions, Node, NodeLister, Route } from '../../src/core/types.ts';
 import { AwsRoutes, awsProviderFactory } from '../../src/cloud/aws/index.ts';
@@ -32,7 +33,11 @@ const CREDENTIALS = { accessKeyId: 'testing', secretAccessKey: 'testing' };
 const CLUSTER = 'test-cluster';
 
 let moto: Moto;
+// `ec2` sets the fixtures up with the SDK itself; `plugin` is the plug-in's own client (its
+// door to the SDK, which the packed library bundles: test/integration/aws-packed.test.ts runs
+// this file against that bundle).
 let ec2: EC2Client;
+let plugin: PluginEc2Client;
 
 function opts(): CallOptions {
   return { signal: new AbortController().signal, reconcile: { id: 'r', scratch: new Map() } };
@@ -64,15 +69,18 @@ function summary(routes: Route[]): string[] {
 describe('aws provider against moto', motoSkip(), () => {
   before(async () => {
     moto = await startMoto();
-    ec2 = new EC2Client({
+    const clientConfig = {
       endpoint: moto.endpoint,
       region: 'us-east-1',
       credentials: CREDENTIALS,
       maxAttempts: 1,
-    });
+    };
+    ec2 = new EC2Client(clientConfig);
+    plugin = new PluginEc2Client(clientConfig);
   });
   after(async () => {
     ec2?.destroy();
+    plugin?.destroy();
     await moto?.stop();
   });
   beforeEach(async () => {
@@ -80,7 +88,7 @@ describe('aws provider against moto', motoSkip(), () => {
   });
 
   function provider(nodes: Node[], config = {}): AwsRoutes {
-    return new AwsRoutes(ec2, config, lister(nodes));
+    return new AwsRoutes(plugin, config, lister(nodes));
   }
 
   test('create, list with instance IDs mapped to node names, delete', async () => {
@@ -244,7 +252,7 @@ describe('aws provider against moto', motoSkip(), () => {
     const { vpcId } = await createVpc(ec2);
     await createTable(ec2, vpcId, 'other-cluster');
     await createTable(ec2, vpcId, undefined);
-    const routes = new AwsRoutes(ec2, {}, lister([]));
+    const routes = new AwsRoutes(plugin, {}, lister([]));
     const none = await routes.listRoutes(CLUSTER, opts()).catch((e: unknown) => e);
     assert.equal(errorKind(none), 'permanent');
     assert.match(
@@ -265,10 +273,10 @@ describe('aws provider against moto', motoSkip(), () => {
 
     // Pinning one table by ID resolves the ambiguity; a wrong ID is a clear error.
     assert.deepEqual(
-      await new AwsRoutes(ec2, { routeTableId: t2 }, lister([])).listRoutes(CLUSTER, opts()),
+      await new AwsRoutes(plugin, { routeTableId: t2 }, lister([])).listRoutes(CLUSTER, opts()),
       [],
     );
-    const wrong = await new AwsRoutes(ec2, { routeTableId: 'rtb-00000000000000000' }, lister([]))
+    const wrong = await new AwsRoutes(plugin, { routeTableId: 'rtb-00000000000000000' }, lister([]))
       .listRoutes(CLUSTER, opts())
       .catch((e: unknown) => e);
     assert.equal(errorKind(wrong), 'permanent');
@@ -284,7 +292,7 @@ describe('aws provider against moto', motoSkip(), () => {
       metadata: { name: 'ghost' },
       spec: { providerID: `aws:///${ZONE}/i-00000000000000000` },
     };
-    const routes = new AwsRoutes(ec2, { disableSrcDstCheck: false }, lister([...nodesFor(f), ghost]));
+    const routes = new AwsRoutes(plugin, { disableSrcDstCheck: false }, lister([...nodesFor(f), ghost]));
     const err = await routes
       .createRoute(CLUSTER, 'uid', want('ghost', '10.244.5.0/24'), opts())
       .catch((e: unknown) => e);
@@ -318,7 +326,7 @@ describe('aws provider against moto', motoSkip(), () => {
 
   test('one reconcile looks the table up once', async () => {
     const f = await fixture(3);
-    const counted = new EC2Client({
+    const counted = new PluginEc2Client({
       endpoint: moto.endpoint,
       region: 'us-east-1',
       credentials: CREDENTIALS,

@@ -2,7 +2,7 @@
 // placed just inside the SDK's deserializer returns synthesized EC2 query
 // responses, so the real deserializer builds the errors and outputs. For what
 // moto cannot emulate: throttling, blackholes, quotas.
-import { EC2Client } from '@aws-sdk/client-ec2';
+import { EC2Client } from '../../src/cloud/aws/ec2.ts';
 
 export interface StubRequest {
   /** EC2 action, e.g. `CreateRoute`. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DescribeRouteTablesCommand } from '@aws-sdk/client-ec2';
+import { DescribeRouteTablesCommand } from './ec2.ts';
 import { errorKind, retryAfterMs } from '../../core/errors.ts';
 import { ec2Error, stubEc2 } from '../../../test/support/ec2-stub.ts';
 import type { StubReply } from '../../../test/support/ec2-stub.ts';

@@ -1,8 +1,8 @@
 // The `aws` cloud plug-in: cluster routes in a VPC route table (docs/providers/aws.md).
-import { EC2Client } from '@aws-sdk/client-ec2';
 import type { CloudProvider, CloudProviderFactory, NodeLister, Routes } from '../../core/types.ts';
 import { AwsConfigError, configuredRegion, parseAwsCloudConfig } from './config.ts';
 import type { AwsCloudConfig } from './config.ts';
+import { EC2Client } from './ec2.ts';
 import { AwsRoutes } from './routes.ts';
 
 export { AwsRoutes, CLUSTER_TAG_PREFIX, toRoute } from './routes.ts';

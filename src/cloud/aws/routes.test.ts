@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
-import { EC2Client } from '@aws-sdk/client-ec2';
+import { EC2Client } from './ec2.ts';
 import { errorKind, retryAfterMs } from '../../core/errors.ts';
 import type { CallOptions, Node, NodeLister, Route } from '../../core/types.ts';
 import { ec2Error, ec2Ok, ec2RouteTables, stubEc2 } from '../../../test/support/ec2-stub.ts';

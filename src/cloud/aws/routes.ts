@@ -7,8 +7,8 @@ import {
   DescribeRouteTablesCommand,
   ModifyInstanceAttributeCommand,
   ReplaceRouteCommand,
-} from '@aws-sdk/client-ec2';
-import type { EC2Client, Filter, Route as Ec2Route, RouteTable } from '@aws-sdk/client-ec2';
+} from './ec2.ts';
+import type { EC2Client, Ec2Route, Filter, RouteTable } from './ec2.ts';
 import {
   ConflictError,
   PermanentError,

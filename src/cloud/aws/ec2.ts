@@ -1,0 +1,16 @@
+// The aws plug-in's only door to the AWS SDK: the EC2 client and the five
+// commands the plug-in sends (lint forbids @aws-sdk/* and @smithy/* imports
+// anywhere else in src/). `npm run build` replaces this module's compiled form
+// with a bundle of the SDK's ES modules (scripts/bundle-aws.ts), so the shipped
+// plug-in loads only these commands' schemas, not the whole EC2 service model.
+// The client keeps the SDK's credential chain (environment, shared files, web
+// identity / IRSA, instance profile) and its SigV4 signing.
+export {
+  CreateRouteCommand,
+  DeleteRouteCommand,
+  DescribeRouteTablesCommand,
+  EC2Client,
+  ModifyInstanceAttributeCommand,
+  ReplaceRouteCommand,
+} from '@aws-sdk/client-ec2';
+export type { EC2ClientConfig, Filter, Route as Ec2Route, RouteTable } from '@aws-sdk/client-ec2';
