@@ -3,6 +3,7 @@
 #   1. scripts/testenv.sh build   (cached; cold 10-20 min on 2 cores)
 #   2. scripts/azure-fake.sh build (cached; cold about 2 min: Microsoft's armnetwork fake servers)
 #      scripts/neutron.sh install (cached; cold about 2 min: neutron-server from PyPI, pinned)
+#      scripts/gce-fake.sh build (cached; cold about 3 min: Google's MockGCE as the Compute Engine API)
 #   3. node --test --test-concurrency=1 "test/integration/**/*.test.ts" with the pinned Node 24
 # Extra arguments are passed to node (e.g. --test-name-pattern=...).
 # Env: TESTENV_BUILD_STAGE_TIMEOUT (s, default 3600), INTEGRATION_TIMEOUT (s, default 1200),
@@ -26,6 +27,11 @@ timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/azure-fake.sh build 
 AZURE_FAKE="$(bash scripts/azure-fake.sh path | sed -n 's/^AZURE_FAKE=//p')"
 export AZURE_FAKE
 echo "[integration] AZURE_FAKE=$AZURE_FAKE"
+
+timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/gce-fake.sh build > /dev/null
+GCE_FAKE="$(bash scripts/gce-fake.sh path | sed -n 's/^GCE_FAKE=//p')"
+export GCE_FAKE
+echo "[integration] GCE_FAKE=$GCE_FAKE"
 
 # neutron-server from PyPI in a cached venv (cold about 2 min): the openstack plug-in's tests.
 timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/neutron.sh install

@@ -27,6 +27,7 @@ describe('public API', () => {
     assert.deepEqual(lib.registeredCloudProviders(), [
       'aws',
       'azure',
+      'gce',
       'hcloud',
       'linux',
       'memory',

@@ -1,7 +1,7 @@
 // The clouds behind the shipped daemons: each factory presets the routes of
 // `n` routed nodes (node i: `idle-<i>`, pod CIDR podCIDRv4(i), InternalIP
 // nodeIP(i)) in a real or faithful cloud, and gives the daemon's flags and the
-// provider IDs its nodes must carry (azure and openstack map routes by node name or address and need none). IPv4 only: Hetzner routes are IPv4-only,
+// provider IDs its nodes must carry (azure and openstack map routes by node name or address and need none; gce maps them by the instance of the providerID). IPv4 only: Hetzner routes are IPv4-only,
 // and the `linux` router's next hops are the nodes' IPv4 InternalIPs.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -16,6 +16,7 @@ import {
   RunInstancesCommand,
 } from '@aws-sdk/client-ec2';
 import { azureFakePath, startAzureFake } from '../../test/support/azure-fake.ts';
+import { gceFakePath, startGceFake } from '../../test/support/gce-fake.ts';
 import { HcloudFake } from '../../test/support/hcloud-fake.ts';
 import { motoServerPath, startMoto } from '../../test/support/moto.ts';
 import { netnsSupport } from '../../test/support/netns.ts';
@@ -236,6 +237,59 @@ export const azureProvider: ProviderFactory = async (n, dir) => {
   }
 };
 
+const GCE_PROJECT = 'bench-project';
+const GCE_ZONE = 'europe-west1-b';
+
+/**
+ * `gce` against Google's MockGCE served as the Compute Engine API
+ * (testenv/gce-fake): one instance per node, named like it, and a route per
+ * pod CIDR to it with upstream's description and cluster prefix; the daemon
+ * gets its token from the fake's metadata server, as on an instance.
+ */
+export const gceProvider: ProviderFactory = async (n, dir) => {
+  const fake = await startGceFake();
+  try {
+    const network = `https://www.googleapis.com/compute/v1/projects/${GCE_PROJECT}/global/networks/bench-net`;
+    await fake.addInstances(
+      ...indexes(n).map((i) => ({ project: GCE_PROJECT, zone: GCE_ZONE, name: nodeName('idle', i) })),
+    );
+    for (let start = 0; start < n; start += 50)
+      await Promise.all(
+        indexes(Math.min(50, n - start)).map((k) =>
+          fake.insertRoute(GCE_PROJECT, {
+            name: `kubernetes-${nodeName('idle', start + k)}`,
+            destRange: podCIDRv4(start + k),
+            network,
+            nextHopInstance: `projects/${GCE_PROJECT}/zones/${GCE_ZONE}/instances/${nodeName('idle', start + k)}`,
+            priority: 1000,
+            description: 'k8s-node-route',
+          }),
+        ),
+      );
+    const config = path.join(dir, 'gce.conf');
+    fs.writeFileSync(
+      config,
+      `[global]\nproject-id = ${GCE_PROJECT}\nnetwork-name = bench-net\napi-endpoint = ${fake.api}\n`,
+    );
+    return {
+      args: ['--cloud-provider=gce', `--cloud-config=${config}`],
+      // Application Default Credentials: no key file, no gcloud login, the fake's metadata server.
+      env: Object.fromEntries(
+        Object.entries({
+          ...process.env,
+          GCE_METADATA_HOST: fake.endpoint.replace('http://', ''),
+          CLOUDSDK_CONFIG: path.join(dir, 'gcloud'),
+        }).filter(([k]) => k !== 'GOOGLE_APPLICATION_CREDENTIALS'),
+      ),
+      providerID: (i) => `gce://${GCE_PROJECT}/${GCE_ZONE}/${nodeName('idle', i)}`,
+      close: () => fake.stop(),
+    };
+  } catch (err) {
+    await fake.stop();
+    throw err;
+  }
+};
+
 /**
  * `openstack` against the real neutron-server (PyPI, testenv/neutron) behind the Keystone
  * stand-in: one router with an interface on 172.16.0.0/12 (the nodes' addresses; the router
@@ -268,12 +322,13 @@ export const openstackProvider: ProviderFactory = async (n, dir) => {
 
 /** Every provider this machine can run, and why the others are left out. */
 export async function availableProviders(): Promise<{
-  providers: Map<'memory' | 'linux' | 'hcloud' | 'aws' | 'azure' | 'openstack', ProviderFactory>;
+  providers: Map<'memory' | 'linux' | 'hcloud' | 'aws' | 'azure' | 'gce' | 'openstack', ProviderFactory>;
   skipped: Record<string, string>;
 }> {
-  const providers = new Map<'memory' | 'linux' | 'hcloud' | 'aws' | 'azure' | 'openstack', ProviderFactory>([
-    ['memory', memoryProvider],
-  ]);
+  const providers = new Map<
+    'memory' | 'linux' | 'hcloud' | 'aws' | 'azure' | 'gce' | 'openstack',
+    ProviderFactory
+  >([['memory', memoryProvider]]);
   const skipped: Record<string, string> = {};
   const netns = await netnsSupport();
   if (netns.ok) providers.set('linux', linuxProvider);
@@ -283,6 +338,8 @@ export async function availableProviders(): Promise<{
   else skipped['aws'] = 'moto missing: run `bash scripts/moto.sh install`';
   if (azureFakePath() !== undefined) providers.set('azure', azureProvider);
   else skipped['azure'] = 'azure fake missing: run `bash scripts/azure-fake.sh build`';
+  if (gceFakePath() !== undefined) providers.set('gce', gceProvider);
+  else skipped['gce'] = 'gce fake missing: run `bash scripts/gce-fake.sh build`';
   if (neutronPython() !== undefined) providers.set('openstack', openstackProvider);
   else skipped['openstack'] = 'neutron missing: run `bash scripts/neutron.sh install`';
   return { providers, skipped };

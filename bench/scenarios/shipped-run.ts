@@ -28,6 +28,7 @@ const SPECIFIERS = [
   'cloud-route-controller/hcloud',
   'cloud-route-controller/aws',
   'cloud-route-controller/azure',
+  'cloud-route-controller/gce',
   'cloud-route-controller/openstack',
 ];
 

@@ -23,7 +23,8 @@ const FEATURE_GATE = '--feature-gates=CloudControllerManagerWatchBasedRoutesReco
 const GO_WATCH: Variant = { id: 'go-watch', kind: 'go', watch: true, label: 'upstream' };
 
 /** `floor`: bench/peer/node-floor.mjs, a dependency-free Node program doing the same I/O. */
-export type ShippedKind = 'memory' | 'linux' | 'hcloud' | 'aws' | 'azure' | 'openstack' | 'go' | 'floor';
+export type ShippedKind =
+  'memory' | 'linux' | 'hcloud' | 'aws' | 'azure' | 'gce' | 'openstack' | 'go' | 'floor';
 
 export interface ShippedMemoryRow {
   readonly kind: ShippedKind;
@@ -153,7 +154,17 @@ export async function shippedMemorySession(
       await setup.close();
     }
   }
-  const order: ShippedKind[] = ['memory', 'linux', 'hcloud', 'aws', 'azure', 'openstack', 'floor', 'go'];
+  const order: ShippedKind[] = [
+    'memory',
+    'linux',
+    'hcloud',
+    'aws',
+    'azure',
+    'gce',
+    'openstack',
+    'floor',
+    'go',
+  ];
   return rows.sort((x, y) => order.indexOf(x.kind) - order.indexOf(y.kind));
 }
 

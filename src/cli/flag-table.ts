@@ -26,7 +26,7 @@ export const FLAGS: readonly FlagSpec[] = [
     name: 'cloud-provider',
     kind: 'string',
     default: '',
-    help: 'The provider for cloud services (required): a registered name (aws, azure, hcloud, linux, memory, openstack) or an importable module.',
+    help: 'The provider for cloud services (required): a registered name (aws, azure, gce, hcloud, linux, memory, openstack) or an importable module.',
   },
   {
     name: 'cloud-config',

@@ -347,12 +347,12 @@ describe('R60 preflight messages', () => {
     const { registerBuiltinProviders } = await import('../cloud/builtin.ts');
     const { resolveCloudProvider } = await import('../cloud/registry.ts');
     registerBuiltinProviders();
-    const r = await preflight(parseFlags(['--cloud-provider=gce']).flags, new LateNodeLister(), {
+    const r = await preflight(parseFlags(['--cloud-provider=nimbus']).flags, new LateNodeLister(), {
       readFile: deps.readFile,
       resolveProvider: resolveCloudProvider,
     });
     assert.deepEqual(r.errors, [
-      'unknown cloud provider "gce"; registered: aws, azure, hcloud, linux, memory, openstack',
+      'unknown cloud provider "nimbus"; registered: aws, azure, gce, hcloud, linux, memory, openstack',
     ]);
   });
 });

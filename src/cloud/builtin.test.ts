@@ -26,8 +26,8 @@ function loadedModules(entry: string, after = ''): string[] {
   return JSON.parse(out) as string[];
 }
 
-const SDK = /\/node_modules\/@(aws-sdk|azure|azure-rest)\//;
-const PLUGINS = /\/src\/cloud\/(aws|azure|hcloud|linux|openstack)\//;
+const SDK = /\/node_modules\/(@aws-sdk|@azure|@azure-rest|google-auth-library|gaxios)\//;
+const PLUGINS = /\/src\/cloud\/(aws|azure|gce|hcloud|linux|openstack)\//;
 
 describe('built-in plug-ins load on demand', () => {
   it('the main entry loads no cloud SDK, no plug-in other than memory, no prom-client and no yaml', () => {
@@ -82,6 +82,20 @@ describe('built-in plug-ins load on demand', () => {
           u.includes('/node_modules/@azure/identity/') ||
           u.includes('/node_modules/@azure/msal-'),
       ),
+      [],
+    );
+  });
+
+  it('resolving "gce" loads the GCE plug-in and no SDK: google-auth-library waits for the first token', () => {
+    const seen = loadedModules(
+      'src/index.ts',
+      `lib.registerBuiltinProviders();
+       const f = await lib.resolveCloudProvider('gce');
+       if (typeof f !== 'function') throw new Error('no factory');`,
+    );
+    assert.ok(seen.some((u) => u.endsWith('/src/cloud/gce/index.ts')));
+    assert.deepEqual(
+      seen.filter((u) => SDK.test(u) || /\/src\/cloud\/(aws|azure|hcloud|linux)\//.test(u)),
       [],
     );
   });

@@ -7,6 +7,7 @@ export function registerBuiltinProviders(): void {
   if (registeredCloudProviders().includes('memory')) return;
   registerCloudProviderLoader('aws', async () => (await import('./aws/index.ts')).awsProviderFactory);
   registerCloudProviderLoader('azure', async () => (await import('./azure/index.ts')).azureProviderFactory);
+  registerCloudProviderLoader('gce', async () => (await import('./gce/index.ts')).gceProviderFactory);
   registerCloudProviderLoader(
     'hcloud',
     async () => (await import('./hcloud/index.ts')).hcloudProviderFactory,

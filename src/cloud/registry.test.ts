@@ -30,7 +30,7 @@ describe('provider registry (out-of-tree plug-ins)', () => {
 
   it('an unknown name lists the registered providers', async () => {
     await assert.rejects(resolveCloudProvider('nope'), {
-      message: 'unknown cloud provider "nope"; registered: aws, azure, hcloud, linux, memory, openstack',
+      message: 'unknown cloud provider "nope"; registered: aws, azure, gce, hcloud, linux, memory, openstack',
     });
   });
 

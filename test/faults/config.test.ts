@@ -102,6 +102,15 @@ describe('bad cloud config and flags: exit 1, one error line each', { timeout: 1
         /^cloud provider could not be initialized: azure cloud config: "routeTableName" is required \(the route table of the cluster's subnet\)$/,
     },
     {
+      name: "gce with a gce.conf that names no network (kube-up's file otherwise)",
+      args: () => [
+        '--cloud-provider=gce',
+        `--cloud-config=${file('gce.conf', '[global]\ntoken-url = nil\nproject-id = my-project\nnode-tags = k8s-node\nmultizone = true\n')}`,
+      ],
+      message:
+        /^cloud provider could not be initialized: gce cloud config: "network-name" is required in \[global\] \(the VPC network the routes belong to\)$/,
+    },
+    {
       name: 'openstack cloud.conf with a typo in [Global] (upstream would warn and go on without it)',
       args: () => [
         '--cloud-provider=openstack',
@@ -116,7 +125,8 @@ describe('bad cloud config and flags: exit 1, one error line each', { timeout: 1
     {
       name: 'unknown provider',
       args: () => ['--cloud-provider=nimbus'],
-      message: /^unknown cloud provider "nimbus"; registered: aws, azure, hcloud, linux, memory, openstack$/,
+      message:
+        /^unknown cloud provider "nimbus"; registered: aws, azure, gce, hcloud, linux, memory, openstack$/,
     },
     {
       name: 'unparsable cluster CIDR',

@@ -145,12 +145,17 @@ export class Admin {
     this.kubeconfig = kubeconfig;
   }
 
-  async createNode(name: string, podCIDRs: string[], addresses: NodeAddress[] = []): Promise<KubeNode> {
+  async createNode(
+    name: string,
+    podCIDRs: string[],
+    addresses: NodeAddress[] = [],
+    providerID = `memory:///${name}`,
+  ): Promise<KubeNode> {
     const r = await apiRequest(this.kubeconfig, 'POST', '/api/v1/nodes', {
       apiVersion: 'v1',
       kind: 'Node',
       metadata: { name, labels: { 'kubernetes.io/hostname': name } },
-      spec: podCIDRs.length > 0 ? { podCIDR: podCIDRs[0], podCIDRs, providerID: `memory:///${name}` } : {},
+      spec: podCIDRs.length > 0 ? { podCIDR: podCIDRs[0], podCIDRs, providerID } : {},
       status: {
         addresses,
         conditions: [

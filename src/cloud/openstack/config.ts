@@ -6,7 +6,7 @@ import * as nodeFs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseDocument } from 'yaml';
-import { GcfgSyntaxError, parseGcfg } from './gcfg.ts';
+import { GcfgSyntaxError, parseGcfg } from '../gcfg.ts';
 
 export class OpenStackConfigError extends Error {
   override readonly name: string = 'OpenStackConfigError';

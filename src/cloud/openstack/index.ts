@@ -15,7 +15,7 @@ export type { OpenStackAuth, OpenStackConfig } from './config.ts';
 export { Keystone } from './keystone.ts';
 export { NeutronClient } from './neutron.ts';
 export { OpenStackRoutes } from './routes.ts';
-export { parseGcfg } from './gcfg.ts';
+export { parseGcfg } from '../gcfg.ts';
 
 /**
  * OpenStack has no cloud-wide API rate limit: Neutron ships without one and a deployment that

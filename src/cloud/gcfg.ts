@@ -1,5 +1,6 @@
 // A reader for gcfg (gopkg.in/gcfg.v1), the git-config syntax of cloud-provider-openstack's
-// cloud.conf. Hand-written because the INI readers on npm differ from gcfg where it matters
+// cloud.conf and cloud-provider-gcp's gce.conf (shared by the openstack and gce plug-ins).
+// Hand-written because the INI readers on npm differ from gcfg where it matters
 // here: gcfg names are case-insensitive, values lose their double quotes and honour `\"`, `\\`,
 // `\n`, `\t` and a trailing `\` continuation, `;` and `#` start a comment outside quotes, a
 // name without `=` is a boolean true, and `[Section "sub"]` names a subsection. A config that

@@ -1,0 +1,331 @@
+// `cloud-route-controller run --cloud-provider=gce --cloud-config=gce.conf`
+// (the real executable) on a real kube-apiserver against the GCE fake
+// (Google's MockGCE as the Compute Engine API), in periodic and in watch mode,
+// as a normal user bound to deploy/base/rbac.yaml. The daemon authenticates
+// with Application Default Credentials, which find the fake's metadata server
+// (GCE_METADATA_HOST) exactly as on an instance. Run: scripts/gce-fake.sh build
+// && npm run testenv:build && node --test test/integration/gce-daemon.test.ts
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Daemon, runToExit } from '../e2e/support.ts';
+import { gceFakeSkip, startGceFake } from '../support/gce-fake.ts';
+import type { FakeRoute, GceFake } from '../support/gce-fake.ts';
+import { requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
+import type { ControlPlane } from '../support/controlplane.ts';
+import { Admin, internalIP, setupControllerUser, waitFor } from './kube-helpers.ts';
+
+const PROJECT = 'k8s-project';
+const ZONE = 'europe-west1-b';
+const NETWORK = 'k8s-net';
+const WATCH = '--feature-gates=CloudControllerManagerWatchBasedRoutesReconciliation=true';
+const NET_URL = `https://www.googleapis.com/compute/v1/projects/${PROJECT}/global/networks/${NETWORK}`;
+// Another cluster's route in the same network, inside our cluster CIDR, to one of our instances.
+const FOREIGN: FakeRoute = {
+  name: 'other-cluster-5f0c',
+  destRange: '10.244.200.0/24',
+  network: NET_URL,
+  nextHopInstance: `projects/${PROJECT}/zones/${ZONE}/instances/node1`,
+  priority: 1000,
+  description: 'k8s-node-route',
+};
+
+/** gce.conf as kube-up and cloud-provider-gcp write it, pointed at the fake. */
+function gceConf(api: string, extra = ''): string {
+  return [
+    '[global]',
+    `project-id = ${PROJECT}`,
+    `network-name = ${NETWORK}`,
+    'subnetwork-name = k8s-subnet',
+    'node-tags = k8s-node',
+    'node-instance-prefix = k8s-node',
+    'multizone = true',
+    `local-zone = ${ZONE}`,
+    `api-endpoint = ${api}`,
+    extra,
+  ].join('\n');
+}
+
+const providerID = (name: string): string => `gce://${PROJECT}/${ZONE}/${name}`;
+const enabled = testenvBinaries() !== undefined;
+
+describe('the gce executable on a real apiserver', { ...gceFakeSkip(), timeout: 300_000 }, () => {
+  let cp: ControlPlane | undefined;
+  let admin: Admin;
+  let kubeconfig = '';
+  let fake: GceFake;
+  let dir = '';
+  const envKeys = ['GCE_METADATA_HOST', 'CLOUDSDK_CONFIG', 'GOOGLE_APPLICATION_CREDENTIALS'] as const;
+  const savedEnv = envKeys.map((k) => process.env[k]);
+
+  const summary = async (): Promise<string[]> =>
+    (await fake.routes()).map((r) => `${r.destRange}>${r.nextHopInstance?.split('/').pop() ?? ''}`).sort();
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'routectl-gce-'));
+    fake = await startGceFake();
+    // Inherited by the daemons (test/e2e/support.ts childEnv copies process.env): ADC
+    // finds no key file and no gcloud login, and asks the fake's metadata server.
+    process.env['GCE_METADATA_HOST'] = fake.endpoint.replace('http://', '');
+    process.env['CLOUDSDK_CONFIG'] = path.join(dir, 'gcloud');
+    delete process.env['GOOGLE_APPLICATION_CREDENTIALS'];
+    if (!enabled) return;
+    cp = await startControlPlane();
+    admin = new Admin(cp.adminKubeconfig);
+    kubeconfig = await setupControllerUser(cp);
+  });
+
+  after(async () => {
+    envKeys.forEach((k, i) => {
+      if (savedEnv[i] === undefined) delete process.env[k];
+      else process.env[k] = savedEnv[i];
+    });
+    await cp?.stop();
+    await fake?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('bad gce.conf: exit 1, one clear error line, no call to the API or the metadata server', async () => {
+    const unreachable = path.join(dir, 'unreachable.kubeconfig');
+    fs.writeFileSync(
+      unreachable,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
+        users: [{ name: 'u', user: { token: 'never-used' } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+    );
+    await fake.reset();
+    for (const [file, text, message] of [
+      [
+        'no-network.conf',
+        `[global]\nproject-id = ${PROJECT}\napi-endpoint = ${fake.api}\n`,
+        /^error: cloud provider could not be initialized: gce cloud config: "network-name" is required in \[global\] \(the VPC network the routes belong to\)$/,
+      ],
+      [
+        'bad-project.conf',
+        gceConf(fake.api).replace(`project-id = ${PROJECT}`, 'project-id = My_Project'),
+        /^error: cloud provider could not be initialized: gce cloud config: "project-id" is not valid: "My_Project" \(expected a project ID or project number\)$/,
+      ],
+      [
+        'plain-http.conf',
+        gceConf('http://compute.example.com/compute/v1/'),
+        /^error: cloud provider could not be initialized: gce cloud config: "api-endpoint" must be an https URL \(http only on loopback\)/,
+      ],
+    ] as const) {
+      const config = path.join(dir, file);
+      fs.writeFileSync(config, text);
+      const r = await runToExit([
+        'run',
+        '--cloud-provider=gce',
+        `--cloud-config=${config}`,
+        `--kubeconfig=${unreachable}`,
+        '--cluster-cidr=10.244.0.0/16',
+      ]);
+      assert.equal(r.code, 1, r.stderr);
+      const lines = r.stderr.split('\n').filter((l) => l !== '');
+      assert.equal(lines.length, 1, r.stderr);
+      assert.match(lines[0]!, message);
+      assert.doesNotMatch(r.stderr, /^\s+at /m, 'no stack trace');
+    }
+    assert.deepEqual(await fake.requests(), [], 'no request reached the fake');
+  });
+
+  for (const watch of [false, true]) {
+    const mode = watch ? 'watch' : 'periodic';
+    describe(`${mode} mode`, () => {
+      let daemon: Daemon | undefined;
+      const guard = (t: { skip(m?: string): void }): boolean =>
+        enabled && cp !== undefined ? true : !requireTestenv(t as Parameters<typeof requireTestenv>[0]);
+      const failed = (err: unknown): never => {
+        cp?.markFailed(String(err));
+        if (daemon) console.log(daemon.tail(60));
+        throw err;
+      };
+      const condition = (n: string, status = 'False', reason = 'RouteCreated'): Promise<void> =>
+        waitFor(`${n} NetworkUnavailable=${status}/${reason}`, 30_000, async () => {
+          const c = await admin.condition(n);
+          return c?.status === status && c.reason === reason;
+        });
+
+      before(async () => {
+        if (!enabled) return;
+        await fake.reset();
+        await fake.addInstances(
+          ...['node1', 'vm-node10', 'ds', 'byname', 'node4', 'quota'].map((name) => ({
+            project: PROJECT,
+            zone: ZONE,
+            name,
+          })),
+        );
+        await fake.insertRoute(PROJECT, FOREIGN);
+        const config = path.join(dir, `${mode}.conf`);
+        fs.writeFileSync(config, gceConf(fake.api));
+        daemon = Daemon.start(
+          [
+            'run',
+            '--cloud-provider=gce',
+            `--cloud-config=${config}`,
+            `--kubeconfig=${kubeconfig}`,
+            '--cluster-name=kubernetes',
+            '--cluster-cidr=10.244.0.0/16,fd00:10:244::/56',
+            '--leader-elect=false',
+            '--metrics-bind-address=127.0.0.1:0',
+            '--health-probe-bind-address=127.0.0.1:0',
+            '--log-format=json',
+            ...(watch ? [WATCH] : ['--route-reconciliation-period=2s']),
+          ],
+          path.join(dir, `${mode}.log`),
+        );
+      });
+
+      after(async () => {
+        daemon?.signal('SIGTERM');
+        if (daemon) assert.equal((await daemon.waitExit(30_000)).code, 0, daemon.tail());
+        if (!enabled) return;
+        for (const n of ['node1', 'node10', 'ds', 'byname', 'node4', 'quota'])
+          await admin.deleteNode(n).catch(() => {});
+      });
+
+      test("nodes → routes → NetworkUnavailable=False; dual stack; by providerID and by name; the other cluster's route untouched", async (t) => {
+        if (!guard(t)) return;
+        try {
+          await admin.createNode('node1', ['10.244.1.0/24'], internalIP('10.0.0.1'), providerID('node1'));
+          await admin.createNode(
+            'node10',
+            ['10.244.10.0/24'],
+            internalIP('10.0.0.10'),
+            providerID('vm-node10'),
+          );
+          await admin.createNode(
+            'ds',
+            ['10.244.2.0/24', 'fd00:10:244:2::/64'],
+            [...internalIP('10.0.0.2'), ...internalIP('fd00::2')],
+            providerID('ds'),
+          );
+          // No gce:// providerID: found by name in local-zone.
+          await admin.createNode('byname', ['10.244.3.0/24'], internalIP('10.0.0.3'));
+          const expected = [
+            '10.244.1.0/24>node1',
+            '10.244.10.0/24>vm-node10',
+            '10.244.2.0/24>ds',
+            '10.244.200.0/24>node1',
+            '10.244.3.0/24>byname',
+            'fd00:10:244:2::/64>ds',
+          ];
+          await waitFor(
+            'five routes and the foreign one',
+            60_000,
+            async () => (await summary()).join() === expected.join(),
+            200,
+          );
+          for (const n of ['node1', 'node10', 'ds', 'byname']) await condition(n);
+          const uid = (await admin.getNode('ds'))?.metadata?.uid ?? '';
+          const names = (await fake.routes()).map((r) => r.name).sort();
+          assert.ok(
+            names.includes(`kubernetes-${uid}`) && names.includes(`kubernetes-${uid.replace(/-/g, '')}-v6`),
+            names.join(),
+          );
+          const log = await fake.requests();
+          assert.ok(
+            log.some((e) => e.api === 'metadata.token' && e.status === 200),
+            'a token from the metadata server',
+          );
+          assert.ok(
+            log
+              .filter((e) => e.api.startsWith('routes.') && e.token !== 'seed')
+              .every((e) => /^metadata-token-\d+$/.test(e.token ?? '')),
+            'every Compute call carries the metadata server token',
+          );
+          assert.ok(
+            log.every((e) => !(e.api === 'routes.delete')),
+            'nothing deleted',
+          );
+        } catch (err) {
+          failed(err);
+        }
+      });
+
+      test("deleting node1 removes its route and leaves node10's and the other cluster's", async (t) => {
+        if (!guard(t)) return;
+        try {
+          await admin.deleteNode('node1');
+          await waitFor(
+            'node1 route gone',
+            60_000,
+            async () => !(await summary()).includes('10.244.1.0/24>node1'),
+            200,
+          );
+          assert.deepEqual(await summary(), [
+            '10.244.10.0/24>vm-node10',
+            '10.244.2.0/24>ds',
+            '10.244.200.0/24>node1',
+            '10.244.3.0/24>byname',
+            'fd00:10:244:2::/64>ds',
+          ]);
+        } catch (err) {
+          failed(err);
+        }
+      });
+
+      test('throttled: 403 rateLimitExceeded, then the route', async (t) => {
+        if (!guard(t)) return;
+        try {
+          await fake.inject({
+            api: 'routes.insert',
+            status: 403,
+            reason: 'rateLimitExceeded',
+            message: "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute'",
+          });
+          await admin.createNode('node4', ['10.244.4.0/24'], internalIP('10.0.0.4'), providerID('node4'));
+          await waitFor(
+            'node4 route',
+            60_000,
+            async () => (await summary()).includes('10.244.4.0/24>node4'),
+            200,
+          );
+          await condition('node4');
+          const inserts = (await fake.requests()).filter((e) => e.api === 'routes.insert');
+          assert.ok(
+            inserts.some((e) => e.status === 403),
+            'the 403 was served',
+          );
+          assert.equal(await fake.pendingFaults(), 0);
+        } catch (err) {
+          failed(err);
+        }
+      });
+
+      test('route quota: the operation ends QUOTA_EXCEEDED → NetworkUnavailable=True/NoRouteCreated and an Event', async (t) => {
+        if (!guard(t)) return;
+        try {
+          await fake.inject({
+            api: 'routes.insert',
+            times: 1000,
+            opError: {
+              code: 'QUOTA_EXCEEDED',
+              message: "Quota 'ROUTES' exceeded.  Limit: 250.0 globally.",
+              httpStatus: 403,
+            },
+          });
+          await admin.createNode('quota', ['10.244.5.0/24'], internalIP('10.0.0.5'), providerID('quota'));
+          await condition('quota', 'True', 'NoRouteCreated');
+          await waitFor('FailedToCreateRoute event', 30_000, async () =>
+            (await admin.events('involvedObject.name=quota')).some((e) =>
+              JSON.stringify(e).includes("Quota 'ROUTES' exceeded"),
+            ),
+          );
+          assert.ok(!(await summary()).includes('10.244.5.0/24>quota'));
+          await fake.clearFaults();
+        } catch (err) {
+          failed(err);
+        }
+      });
+    });
+  }
+});
