@@ -98,8 +98,9 @@ export async function scaleSession(
     o.log(`scale: ${cfg.nodes} dual-stack nodes`);
     const cluster = await routedCluster(c, cfg.nodes, dir, { dualStack: true });
     const kubeconfig = await shippedKubeconfig(c);
-    // The memory provider's state: every route already there, as the Go peer's preload has it.
-    const state = path.join(dir, 'memory-state.json');
+    // Every route already there, as the Go peer's preload has it; `initialRoutes` keeps the cloud in
+    // memory afterwards, like the peer's (a stateFile would read and write 30,000 routes per call).
+    const state = path.join(dir, 'memory-routes.json');
     fs.writeFileSync(
       state,
       JSON.stringify(
@@ -116,7 +117,7 @@ export async function scaleSession(
       ),
     );
     const config = path.join(dir, 'memory.yaml');
-    fs.writeFileSync(config, `stateFile: ${JSON.stringify(state)}\n`);
+    fs.writeFileSync(config, `initialRoutes: ${JSON.stringify(state)}\n`);
     const d = await Daemon.start(
       install.bin,
       [

@@ -17,6 +17,8 @@ export interface MemoryCloudConfig {
   reportNodeAddresses?: boolean;
   stateFile?: string;
   callLog?: string;
+  /** A JSON file of routes the cloud starts with, read once (no file I/O per call, unlike stateFile). */
+  initialRoutes?: string;
 }
 
 export class MemoryConfigError extends Error {
@@ -31,6 +33,7 @@ const KEYS = new Set([
   'reportNodeAddresses',
   'stateFile',
   'callLog',
+  'initialRoutes',
 ]);
 
 function bucket(v: unknown, field: string): { ratePerSec: number; burst: number } | undefined {
@@ -89,6 +92,7 @@ export function parseMemoryConfig(text: string): MemoryCloudConfig {
     reportNodeAddresses: o['reportNodeAddresses'] as boolean | undefined,
     stateFile: str('stateFile'),
     callLog: str('callLog'),
+    initialRoutes: str('initialRoutes'),
   };
 }
 
@@ -177,17 +181,38 @@ export function buildMemoryRoutes(cfg: MemoryCloudConfig): Routes {
     ...(cfg.reportNodeAddresses !== undefined ? { reportNodeAddresses: cfg.reportNodeAddresses } : {}),
   };
   const mem = new MemoryRoutes(opts);
+  if (cfg.initialRoutes !== undefined) for (const r of readInitialRoutes(cfg.initialRoutes)) mem.putRoute(r);
   return cfg.stateFile || cfg.callLog ? new FileBackedRoutes(mem, cfg) : mem;
+}
+
+function readInitialRoutes(file: string): StoredRoute[] {
+  let routes: unknown;
+  try {
+    routes = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new MemoryConfigError(`memory cloud config: initialRoutes ${file}: ${(err as Error).message}`);
+  }
+  const ok = (r: unknown): r is StoredRoute =>
+    typeof r === 'object' &&
+    r !== null &&
+    typeof (r as StoredRoute).destinationCIDR === 'string' &&
+    typeof (r as StoredRoute).targetNode === 'string';
+  if (!Array.isArray(routes) || !routes.every(ok))
+    throw new MemoryConfigError(
+      `memory cloud config: initialRoutes ${file} must be a JSON array of routes with destinationCIDR and targetNode`,
+    );
+  return routes;
 }
 
 export const memoryProviderFactory: CloudProviderFactory = (config): CloudProvider => {
   let cfg: MemoryCloudConfig;
+  let routes: Routes;
   try {
     cfg = parseMemoryConfig(config);
+    routes = buildMemoryRoutes(cfg);
   } catch (err) {
     throw new PermanentError((err as Error).message);
   }
-  const routes = buildMemoryRoutes(cfg);
   // R68: the configured write limit is the one the adaptive budget starts from.
   const writeLimit = cfg.writeRateLimit
     ? { qps: cfg.writeRateLimit.ratePerSec, burst: cfg.writeRateLimit.burst }
