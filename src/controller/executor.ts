@@ -57,6 +57,8 @@ export interface ExecutorDeps {
   readonly onPaced?: ((seconds: number) => void) | undefined;
   /** R86: the memory of a throttle across reconciles when no pacer keeps it. */
   readonly throttleProbe?: ThrottleProbe | undefined;
+  /** R106: told of each create that succeeded as soon as it did (index into `creates`). */
+  readonly onCreated?: ((index: number, result: OpResult) => void) | undefined;
 }
 
 /**
@@ -244,15 +246,17 @@ async function executePerRoute(
     list.push(p);
     return p;
   });
-  const createResults = creates.map(async (c) => {
+  const createResults = creates.map(async (c, i) => {
     // R27: a create for D waits for every delete of D in this reconcile.
     const barrier = deletesByDest.get(c.cidr.canonical!);
     if (barrier) await Promise.all(barrier);
-    return run.withConflictRetry(slot, () =>
+    const r = await run.withConflictRetry(slot, () =>
       caller.call('create', `${c.nameHint} ${c.route.destinationCIDR}`, scope, signal, (opts) =>
         routes.createRoute(clusterName, c.nameHint, c.route, opts),
       ),
     );
+    if (r.status === 'ok') deps.onCreated?.(i, r);
+    return r;
   });
   return { deletes: await Promise.all(deleteResults), creates: await Promise.all(createResults) };
 }
@@ -306,6 +310,7 @@ async function executeBatched(
       if (res.ok) {
         const listedAs = idx >= deletes.length && isRoute(res.route) ? { listedAs: res.route } : {};
         results[idx] = { status: 'ok', durationMs: r.durationMs, attempts: attempt, ...listedAs };
+        if (idx >= deletes.length) deps.onCreated?.(idx - deletes.length, results[idx]);
         return;
       }
       const call: CallResult<void> = r.ok

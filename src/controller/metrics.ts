@@ -35,6 +35,7 @@ export class RouteControllerMetrics {
   readonly routeSync: Counter<'trigger' | 'outcome'>;
   readonly corrections: Counter<'operation'>;
   readonly creationLatency: Histogram<'ip_family'>;
+  readonly schedulableLatency: Histogram;
   readonly cloudCalls: Counter<'operation' | 'outcome'>;
   readonly cloudCallDuration: Histogram<'operation'>;
   readonly cloudWriteWait: Counter;
@@ -75,6 +76,12 @@ export class RouteControllerMetrics {
       name: 'route_controller_route_creation_latency_seconds',
       help: 'First sight of a (node UID, pod CIDR) in the cache until its route was created.',
       labelNames: ['ip_family'],
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600],
+      registers,
+    });
+    this.schedulableLatency = new Histogram({
+      name: 'route_controller_node_schedulable_latency_seconds',
+      help: 'Node created (or its pod CIDRs first seen, when later) until its NetworkUnavailable=False was written (R107).',
       buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600],
       registers,
     });

@@ -1,30 +1,23 @@
 // One reconcile (SPEC §3): list routes (or read the route cache, R66), plan,
-// execute, write conditions, report.
+// execute while writing conditions as nodes become routed (R106), report.
 import type { Cidr } from '../core/cidr.ts';
 import type { Clock } from '../core/clock.ts';
-import {
-  conditionSatisfied,
-  conditionTarget,
-  dryRunConditionPatches,
-  networkCondition,
-  routesCreated,
-} from '../core/condition.ts';
+import { dryRunConditionPatches } from '../core/condition.ts';
 import { formatDuration } from '../core/duration.ts';
 import { errorMessage, type ErrorKind } from '../core/errors.ts';
 import type { ConditionExpectations } from '../core/expectations.ts';
 import { planReconcile, type PlannedCreate, type PlannedDelete, type ReconcilePlan } from '../core/plan.ts';
 import type { FocusMarks, PlanFocus } from '../core/plan-focus.ts';
 import type { EventRecorder, Logger, NodeStatusWriter } from '../core/ports.ts';
-import { Semaphore } from '../core/semaphore.ts';
 import type { RouteCache } from '../core/route-cache.ts';
 import type { NodeLister, Routes } from '../core/types.ts';
 import type { WritePacer } from '../core/write-pacer.ts';
 import type { CloudCaller } from './cloud-call.ts';
 import type { CreationLatencyTracker } from './creation-latency.ts';
-import { executePlan, type ExecutionResult, type ThrottleProbe } from './executor.ts';
+import { executePlan, type ExecutionResult, type OpResult, type ThrottleProbe } from './executor.ts';
 import type { Outcome, RouteControllerMetrics, Trigger } from './metrics.ts';
 import { logDryRunPlan, logNodeActions, reportPlanProblems } from './plan-report.ts';
-import { writeCondition } from './condition-writer.ts';
+import { NodeConditions } from './node-conditions.ts';
 import type { OncePerNode } from './once-per-node.ts';
 
 export interface ReconcileDeps {
@@ -231,6 +224,24 @@ async function reconcileFrom(
   // R105: an update of a pod CIDR outside the cluster CIDRs leaves the old route (never ours to
   // delete, R13) first in line, so a full plan would update it again: the focused one does too.
   const again = new Set(creates.filter((c) => c.cidr.action === 'update' && c.cidr.outsideClusterCIDRs));
+  // R106: a node whose routes all exist is written now, the others as their creates succeed.
+  const conditions = new NodeConditions(plan, deps, signal);
+  conditions.start();
+  const confirmed = new Set<number>();
+  const onCreated = (i: number, r: OpResult): void => {
+    if (confirmed.has(i)) return;
+    confirmed.add(i);
+    const c = creates[i]!;
+    deps.cache?.created(c.route, r.listedAs, c.node.node);
+    c.cidr.action = 'keep';
+    logger.info(
+      `Created route for node ${c.node.name} ${c.route.destinationCIDR} with hint ${c.nameHint} after ${formatDuration(r.durationMs)}`,
+    );
+    if (trigger === 'periodic') deps.metrics?.corrections.inc({ operation: 'create' });
+    const secs = deps.latency.created(c.node.uid, c.cidr.canonical!, clock.now());
+    if (secs !== undefined) deps.metrics?.creationLatency.observe({ ip_family: `IPv${c.cidr.family}` }, secs);
+    conditions.routed(c.node);
+  };
   const exec = await executePlan(deletes, creates, {
     routes: deps.routes,
     caller: deps.caller,
@@ -243,6 +254,7 @@ async function reconcileFrom(
     writeLimiter: deps.writeLimiter,
     throttleProbe: deps.throttleProbe,
     onPaced: (seconds) => deps.metrics?.cloudWriteWait.inc(seconds),
+    onCreated,
   });
 
   let deleted = 0;
@@ -275,15 +287,7 @@ async function reconcileFrom(
     const what = `${c.nameHint} ${c.route.destinationCIDR}`;
     if (r.status === 'ok') {
       created++;
-      deps.cache?.created(c.route, r.listedAs, c.node.node);
-      c.cidr.action = 'keep';
-      logger.info(
-        `Created route for node ${c.node.name} ${c.route.destinationCIDR} with hint ${c.nameHint} after ${formatDuration(r.durationMs)}`,
-      );
-      if (trigger === 'periodic') deps.metrics?.corrections.inc({ operation: 'create' });
-      const secs = deps.latency.created(c.node.uid, c.cidr.canonical!, clock.now());
-      if (secs !== undefined)
-        deps.metrics?.creationLatency.observe({ ip_family: `IPv${c.cidr.family}` }, secs);
+      onCreated(i, r);
     } else if (r.status === 'failed') {
       failed++;
       failureKinds.add(r.kind ?? 'retryable');
@@ -309,8 +313,8 @@ async function reconcileFrom(
     deps.metrics?.cacheInvalidations.inc({ reason: 'call_failed' });
   }
 
-  // R28–R33: conditions after all route operations settled.
-  const cond = await writeConditions(plan, deps, signal);
+  // R28–R33: the remaining conditions after all route operations settled (R106).
+  const cond = await conditions.finish();
   if (cond.failed > 0) failureKinds.add('condition');
   if (deps.focus?.ready === true)
     deps.focus.restore(unsettled(deletes, creates, exec, cond.failedNodes, again));
@@ -319,48 +323,6 @@ async function reconcileFrom(
   const outcome: Outcome =
     failed > 0 || deferred > 0 || cond.failed > 0 ? 'error' : mutated > 0 ? 'changed' : 'noop';
   return finish(outcome, { created, deleted, failed, deferred, conditions: cond.written }, plan, exec);
-}
-
-const CONDITION_WRITERS = 16;
-
-async function writeConditions(
-  plan: ReconcilePlan,
-  deps: ReconcileDeps,
-  signal: AbortSignal,
-): Promise<{ written: number; failed: number; failedNodes: string[] }> {
-  let written = 0;
-  let failed = 0;
-  const failedNodes: string[] = [];
-  const pool = new Semaphore(CONDITION_WRITERS);
-  await Promise.all(
-    plan.nodes.map(async (np) => {
-      const created = routesCreated(np);
-      if (!created && np.podCIDRs.length === 0) {
-        deps.logger.info(
-          `node ${np.name} has no routes assigned to it. NodeNetworkUnavailable will be set to true`,
-        );
-      }
-      const target = conditionTarget(created);
-      // R33: the expectation is recorded before the write, so its echo is recognised.
-      deps.expectations.set(np.uid, target);
-      if (conditionSatisfied(np.node, target)) return;
-      await pool.with(async () => {
-        if (signal.aborted) return; // R63: no condition writes after the abort
-        const r = await writeCondition(
-          np,
-          networkCondition(target, new Date(deps.clock.now())),
-          deps,
-          signal,
-        );
-        if (r === 'written') written++;
-        else if (r === 'failed') {
-          failed++;
-          failedNodes.push(np.name);
-        }
-      });
-    }),
-  );
-  return { written, failed, failedNodes };
 }
 
 /** R105: the nodes and destinations of every write that did not succeed, to plan again. */

@@ -85,7 +85,7 @@ export class RouteController {
       throttleProbe: cache !== undefined && writeLimiter === undefined ? { throttled: false } : undefined,
       dryRun: options.dryRun ?? false,
       expectations: new ConditionExpectations(),
-      latency: new CreationLatencyTracker(),
+      latency: new CreationLatencyTracker(this.clock.now()),
       reported: new OncePerNode(),
     };
   }
