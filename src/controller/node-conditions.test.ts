@@ -77,7 +77,11 @@ describe('R106: conditions follow the routes', () => {
     assert.equal(report.created, 3);
     assert.equal(report.failed, 1);
     const times = patchTimes(h, t0);
-    assert.deepEqual(times['c'], ['True/NoRouteCreated@4000'], 'never False, and only once all writes settled');
+    assert.deepEqual(
+      times['c'],
+      ['True/NoRouteCreated@4000'],
+      'never False, and only once all writes settled',
+    );
     assert.deepEqual(times['a'], ['False/RouteCreated@1000']);
   });
 

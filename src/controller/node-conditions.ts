@@ -92,7 +92,12 @@ export class NodeConditions {
     await this.pool.with(async () => {
       if (this.signal.aborted) return; // R63: no condition writes after the abort
       const { deps } = this;
-      const r = await writeCondition(np, networkCondition(target, new Date(deps.clock.now())), deps, this.signal);
+      const r = await writeCondition(
+        np,
+        networkCondition(target, new Date(deps.clock.now())),
+        deps,
+        this.signal,
+      );
       if (r === 'written') {
         this.written++;
         if (target.status !== 'False') return;
