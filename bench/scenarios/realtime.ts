@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import type { BenchCluster } from '../lib/apiserver.ts';
 import { CLUSTER_CIDR_V4, makeNode, podCIDRv4 } from '../lib/nodes.ts';
 import { startPeer, type Peer, type Sample, type Variant } from '../lib/peers.ts';
+import { NodeTimeline } from '../lib/node-timeline.ts';
 import { latencySummary, type LatencySummary } from '../lib/stats.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -76,6 +77,11 @@ export interface BurstRun {
   readonly singlesLatencyMs: LatencySummary;
   readonly singlesLatencies: (number | undefined)[];
   readonly latencies: (number | undefined)[];
+  /** Per burst node: its create acknowledged → NetworkUnavailable=False seen by an admin watch (ms). */
+  readonly schedulableMs: LatencySummary;
+  readonly schedulableLatencies: (number | undefined)[];
+  /** First node created → last burst node schedulable (s); undefined if one never got there. */
+  readonly lastSchedulableS: number | undefined;
   readonly apiserver: Record<string, number>;
   readonly cpuMs: number;
   readonly maxRssMB: number;
@@ -94,6 +100,8 @@ export async function burstSession(
   await c.admin.deleteAllNodes();
   const burstNodes = Array.from({ length: cfg.nodes }, (_, i) => makeNode('burst', i));
   const singleNodes = Array.from({ length: cfg.singles }, (_, k) => makeNode('single', cfg.nodes + k));
+  const conditions = new NodeTimeline(c.cp.adminKubeconfig);
+  await conditions.start();
   c.audit.mark();
   const p = startPeer(v, {
     kubeconfig: kubeconfigFor(c, v),
@@ -117,6 +125,16 @@ export async function burstSession(
       cfg.stallMs,
     );
     const sBurst = done ?? p.latest()!;
+    // Pods become schedulable when NetworkUnavailable turns False (issue: conditions follow the routes).
+    const unschedulable = (): number =>
+      burstNodes.filter((n) => conditions.nodes.get(nodeName(n))?.schedulableAt === undefined).length;
+    for (let left = unschedulable(), since = Date.now(); left > 0;) {
+      await sleep(100);
+      const now = unschedulable();
+      if (now < left) [left, since] = [now, Date.now()];
+      if (Date.now() - since > cfg.stallMs || Date.now() - t0 > cfg.timeoutMs) break;
+    }
+    const schedulableAt = burstNodes.map((n) => conditions.nodes.get(nodeName(n))?.schedulableAt);
     const singles: { visibleAt: number }[] = [];
     for (const n of singleNodes) {
       singles.push(await c.admin.createNode(n));
@@ -128,6 +146,10 @@ export async function burstSession(
     const at = p.created;
     const lat = created.map((n, i) => {
       const t = at[podCIDRv4(i)];
+      return t === undefined ? undefined : t - n.visibleAt;
+    });
+    const schedLat = created.map((n, i) => {
+      const t = schedulableAt[i];
       return t === undefined ? undefined : t - n.visibleAt;
     });
     const singleLat = singles.map((n, k) => {
@@ -149,6 +171,11 @@ export async function burstSession(
       singlesLatencyMs: latencySummary(singleLat),
       singlesLatencies: singleLat,
       latencies: lat,
+      schedulableMs: latencySummary(schedLat),
+      schedulableLatencies: schedLat,
+      lastSchedulableS: schedulableAt.every((t) => t !== undefined)
+        ? (Math.max(...schedulableAt) - t0) / 1000
+        : undefined,
       apiserver: audit[user] ?? {},
       cpuMs: sEnd.cpuMs - s0.cpuMs,
       maxRssMB: Math.max(...p.samples.map((x) => x.rssKB)) / 1024,
@@ -156,9 +183,13 @@ export async function burstSession(
       wallS: (Date.now() - wall) / 1000,
     };
   } finally {
+    conditions.stop();
     await p.stop();
   }
 }
+
+const nodeName = (n: Record<string, unknown>): string =>
+  String((n['metadata'] as { name?: unknown } | undefined)?.name);
 
 // ---- failure recovery -------------------------------------------------------------------------
 
