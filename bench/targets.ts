@@ -155,7 +155,7 @@ export function evaluateTargets(r: Results): TargetResult[] {
       measured: `p99 ${p99 === undefined ? '–' : `${round(p99, 0)} ms`}, ${got.length}/${all.length} routed`,
       pass: p99 !== undefined && p99 < 100 && got.length === all.length,
       brief: 'A single node right after a burst: p99 < 100 ms',
-      headline: `${ts === 'ts-periodic' ? 'periodic' : 'watch'} ${p99 === undefined ? '–' : `${round(p99 / 1000, 1)} s`}`,
+      headline: `${ts === 'ts-periodic' ? 'periodic' : 'watch'} ${p99 === undefined ? '–' : p99 < 1000 ? `${round(p99, 0)} ms` : `${round(p99 / 1000, 1)} s`}`,
     });
   }
 
@@ -258,7 +258,13 @@ function schedulableTarget(r: Results, a: Results['burst'], tsLabel: string): Ta
   const cell = (x: Results['burst'][number]): string => `${fmtS(p99(x))} vs ${fmtS(x.convergeS)}`;
   const upstream = (['go-watch', 'go-periodic'] as const).map((id) => {
     const runs = r.burst.filter((x) => x.variant === id);
-    return `${r.meta.variants[id] ?? id} p99 ${fmtS(med(runs.map(p99)))} (routes ${fmtS(med(runs.map((x) => x.convergeS)))})`;
+    const never = runs.map((x) => x.schedulableMs.missing).filter((n) => n > 0);
+    // A p99 over the nodes that got there would hide the ones that never did.
+    const q =
+      never.length > 0
+        ? `${never.join(', ')} of ${r.meta.config.burst.nodes} never schedulable in the run`
+        : `p99 ${fmtS(med(runs.map(p99)))}`;
+    return `${r.meta.variants[id] ?? id} ${q} (routes ${fmtS(med(runs.map((x) => x.convergeS)))})`;
   });
   return [
     {
