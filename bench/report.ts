@@ -102,19 +102,6 @@ function idleSection(r: Results, charts: string): string {
   ].join('\n');
 }
 
-/** A percentile over every node, a node that never got there counting as later than all: – if it falls on one. */
-function overAll(
-  latencies: readonly (number | null | undefined)[] | undefined,
-  p: number,
-): number | undefined {
-  if (latencies === undefined) return undefined;
-  const q = percentile(
-    latencies.map((x) => (isLatency(x) ? x : Infinity)),
-    p,
-  );
-  return q === undefined || !Number.isFinite(q) ? undefined : q;
-}
-
 function burstSection(r: Results, charts: string): string {
   const b = r.meta.config.burst;
   const by = (id: string): Results['burst'] => r.burst.filter((x) => x.variant === id);
@@ -130,12 +117,12 @@ function burstSection(r: Results, charts: string): string {
     ['nodes without route at the end', (runs) => runs.map((x) => x.latencyMs.missing), 0],
     [
       '**created → NetworkUnavailable=False p50 (s)**',
-      (runs) => runs.map((x) => ms(overAll(x.schedulableLatencies, 50))),
+      (runs) => runs.map((x) => ms(x.schedulableMs?.p50)),
       1,
     ],
     [
       '**created → NetworkUnavailable=False p99 (s)**',
-      (runs) => runs.map((x) => ms(overAll(x.schedulableLatencies, 99))),
+      (runs) => runs.map((x) => ms(x.schedulableMs?.p99)),
       1,
     ],
     ['nodes never schedulable in the run', (runs) => runs.map((x) => x.schedulableMs?.missing), 0],

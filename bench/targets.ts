@@ -259,7 +259,6 @@ function schedulableTarget(r: Results, a: Results['burst'], tsLabel: string): Ta
   const upstream = (['go-watch', 'go-periodic'] as const).map((id) => {
     const runs = r.burst.filter((x) => x.variant === id);
     const never = runs.map((x) => x.schedulableMs.missing).filter((n) => n > 0);
-    // A p99 over the nodes that got there would hide the ones that never did.
     const q =
       never.length > 0
         ? `${never.join(', ')} of ${r.meta.config.burst.nodes} never schedulable in the run`

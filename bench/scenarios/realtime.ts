@@ -4,10 +4,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { BenchCluster } from '../lib/apiserver.ts';
-import { CLUSTER_CIDR_V4, makeNode, podCIDRv4 } from '../lib/nodes.ts';
+import { CLUSTER_CIDR_V4, makeNode, nodeName, podCIDRv4 } from '../lib/nodes.ts';
 import { startPeer, type Peer, type Sample, type Variant } from '../lib/peers.ts';
 import { NodeTimeline } from '../lib/node-timeline.ts';
 import { latencySummary, type LatencySummary } from '../lib/stats.ts';
+import { percentiles, type Percentiles } from './ipam.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -77,8 +78,11 @@ export interface BurstRun {
   readonly singlesLatencyMs: LatencySummary;
   readonly singlesLatencies: (number | undefined)[];
   readonly latencies: (number | undefined)[];
-  /** Per burst node: its create acknowledged → NetworkUnavailable=False seen by an admin watch (ms). */
-  readonly schedulableMs: LatencySummary;
+  /**
+   * Per burst node: its create acknowledged → NetworkUnavailable=False seen by an admin watch (ms);
+   * percentiles over all nodes, absent where one falls on a node that never got there.
+   */
+  readonly schedulableMs: Percentiles;
   readonly schedulableLatencies: (number | undefined)[];
   /** First node created → last burst node schedulable (s); undefined if one never got there. */
   readonly lastSchedulableS: number | undefined;
@@ -126,15 +130,16 @@ export async function burstSession(
     );
     const sBurst = done ?? p.latest()!;
     // Pods become schedulable when NetworkUnavailable turns False (issue: conditions follow the routes).
+    const burstNames = burstNodes.map((_, i) => nodeName('burst', i));
     const unschedulable = (): number =>
-      burstNodes.filter((n) => conditions.nodes.get(nodeName(n))?.schedulableAt === undefined).length;
+      burstNames.filter((n) => conditions.nodes.get(n)?.schedulableAt === undefined).length;
     for (let left = unschedulable(), since = Date.now(); left > 0;) {
       await sleep(100);
       const now = unschedulable();
       if (now < left) [left, since] = [now, Date.now()];
       if (Date.now() - since > cfg.stallMs || Date.now() - t0 > cfg.timeoutMs) break;
     }
-    const schedulableAt = burstNodes.map((n) => conditions.nodes.get(nodeName(n))?.schedulableAt);
+    const schedulableAt = burstNames.map((n) => conditions.nodes.get(n)?.schedulableAt);
     const singles: { visibleAt: number }[] = [];
     for (const n of singleNodes) {
       singles.push(await c.admin.createNode(n));
@@ -171,7 +176,7 @@ export async function burstSession(
       singlesLatencyMs: latencySummary(singleLat),
       singlesLatencies: singleLat,
       latencies: lat,
-      schedulableMs: latencySummary(schedLat),
+      schedulableMs: percentiles(schedLat),
       schedulableLatencies: schedLat,
       lastSchedulableS: schedulableAt.every((t) => t !== undefined)
         ? (Math.max(...schedulableAt) - t0) / 1000
@@ -187,9 +192,6 @@ export async function burstSession(
     await p.stop();
   }
 }
-
-const nodeName = (n: Record<string, unknown>): string =>
-  String((n['metadata'] as { name?: unknown } | undefined)?.name);
 
 // ---- failure recovery -------------------------------------------------------------------------
 

@@ -57,7 +57,7 @@ export interface ExecutorDeps {
   readonly onPaced?: ((seconds: number) => void) | undefined;
   /** R86: the memory of a throttle across reconciles when no pacer keeps it. */
   readonly throttleProbe?: ThrottleProbe | undefined;
-  /** R106: told of each create that succeeded as soon as it did (index into `creates`). */
+  /** R106: told once of each create that succeeded, as soon as it did (index into `creates`). */
   readonly onCreated?: ((index: number, result: OpResult) => void) | undefined;
 }
 

@@ -5,8 +5,8 @@
 import type { Clock } from '../core/clock.ts';
 import {
   conditionSatisfied,
-  conditionTarget,
   networkCondition,
+  NO_ROUTE_CREATED,
   routesCreated,
   ROUTE_CREATED,
   type ConditionTarget,
@@ -44,8 +44,6 @@ export class NodeConditions {
   private readonly deps: NodeConditionDeps;
   private readonly signal: AbortSignal;
   private readonly pool = new Semaphore(CONDITION_WRITERS);
-  /** Nodes already handled early (R106): finish() leaves them alone. */
-  private readonly settled = new Set<NodePlan>();
   private readonly writes: Promise<void>[] = [];
   private written = 0;
   private readonly failedNodes: string[] = [];
@@ -61,25 +59,25 @@ export class NodeConditions {
     for (const np of this.plan.nodes) this.routed(np);
   }
 
-  /** R106: call after one of the node's creates succeeded (its pod CIDR now `keep`). */
+  /**
+   * R106: call after one of the node's creates succeeded (its pod CIDR now `keep`).
+   * A node becomes routesCreated once, with its last create (or is so at start()),
+   * so each routed node is written here exactly once, and finish() skips it.
+   */
   routed(np: NodePlan): void {
-    if (this.settled.has(np) || !routesCreated(np)) return;
-    this.settled.add(np);
-    this.writes.push(this.write(np, ROUTE_CREATED));
+    if (routesCreated(np)) this.writes.push(this.write(np, ROUTE_CREATED));
   }
 
   /** R28: every other node, once all route operations settled; waits for the early writes too. */
   async finish(): Promise<ConditionResult> {
     for (const np of this.plan.nodes) {
-      if (this.settled.has(np)) continue;
-      this.settled.add(np);
-      const created = routesCreated(np);
-      if (!created && np.podCIDRs.length === 0) {
+      if (routesCreated(np)) continue; // written by routed()
+      if (np.podCIDRs.length === 0) {
         this.deps.logger.info(
           `node ${np.name} has no routes assigned to it. NodeNetworkUnavailable will be set to true`,
         );
       }
-      this.writes.push(this.write(np, conditionTarget(created)));
+      this.writes.push(this.write(np, NO_ROUTE_CREATED));
     }
     await Promise.all(this.writes);
     return { written: this.written, failed: this.failedNodes.length, failedNodes: this.failedNodes };

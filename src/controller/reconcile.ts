@@ -227,10 +227,8 @@ async function reconcileFrom(
   // R106: a node whose routes all exist is written now, the others as their creates succeed.
   const conditions = new NodeConditions(plan, deps, signal);
   conditions.start();
-  const confirmed = new Set<number>();
+  // The executor calls this once for each create that succeeded, as soon as it did.
   const onCreated = (i: number, r: OpResult): void => {
-    if (confirmed.has(i)) return;
-    confirmed.add(i);
     const c = creates[i]!;
     deps.cache?.created(c.route, r.listedAs, c.node.node);
     c.cidr.action = 'keep';
@@ -285,10 +283,9 @@ async function reconcileFrom(
   exec.creates.forEach((r, i) => {
     const c = creates[i]!;
     const what = `${c.nameHint} ${c.route.destinationCIDR}`;
-    if (r.status === 'ok') {
-      created++;
-      onCreated(i, r);
-    } else if (r.status === 'failed') {
+    if (r.status === 'ok')
+      created++; // reported by onCreated
+    else if (r.status === 'failed') {
       failed++;
       failureKinds.add(r.kind ?? 'retryable');
       const err = errorMessage(r.error);
