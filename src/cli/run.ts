@@ -179,6 +179,8 @@ export async function runDaemon(argv: readonly string[], io: CliIO): Promise<num
 
   let code = 0;
   try {
+    // The node list (seconds at 15,000 nodes) streams in while the endpoints come up.
+    informer?.start();
     try {
       secure = await secureServing({
         flags,
@@ -203,7 +205,6 @@ export async function runDaemon(argv: readonly string[], io: CliIO): Promise<num
     if (flags.watchBasedReconciliation && flags.explicit.has('route-reconciliation-period')) {
       logger.info('--route-reconciliation-period is ignored in watch mode');
     }
-    informer.start();
     const r: Running = { flags, logger, io, kube, controller, metrics, shutdown, recorder };
     if (flags.leaderElect && !flags.dryRun) {
       code = await runElected(r);

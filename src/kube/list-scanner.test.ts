@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import { ListScanError, ListScanner, scanList } from './list-scanner.ts';
 
 const tricky = {
@@ -77,6 +78,49 @@ describe('ListScanner', () => {
         bad,
       );
     }
+  });
+
+  test('property: any list, cut at any bytes, scans to what JSON.parse reads', () => {
+    // Strings full of the characters the skipping path must not be fooled by.
+    const text = fc.string({
+      unit: fc.constantFrom('"', '\\', '{', '}', '[', ']', ',', ':', 'a', 'é', '🚀'),
+      maxLength: 12,
+    });
+    const { value } = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        text,
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.dictionary(text, tie('value'), { maxKeys: 4 }),
+      ),
+    }));
+    fc.assert(
+      fc.property(
+        fc.array(value, { maxLength: 6 }),
+        fc.dictionary(text, value, { maxKeys: 3 }),
+        fc.boolean(),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        (items, meta, pretty, cuts) => {
+          const list = { metadata: meta, items };
+          const bytes = Buffer.from(pretty ? JSON.stringify(list, null, 1) : JSON.stringify(list), 'utf8');
+          const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+          const seen: unknown[] = [];
+          const s = new ListScanner((i) => seen.push(i));
+          let from = 0;
+          for (const c of [...at, bytes.length]) {
+            s.write(bytes.subarray(from, c));
+            from = c;
+          }
+          const parsed = JSON.parse(bytes.toString('utf8')) as typeof list;
+          assert.deepEqual(seen, parsed.items);
+          assert.deepEqual(s.end(), { metadata: parsed.metadata });
+        },
+      ),
+      { numRuns: 500, ...(process.env['FC_SEED'] ? { seed: Number(process.env['FC_SEED']) } : {}) },
+    );
   });
 
   test('an item that is not valid JSON surfaces JSON.parse’s error', () => {

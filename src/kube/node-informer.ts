@@ -216,8 +216,16 @@ export class NodeInformer implements NodeSource {
     for (;;) {
       let page;
       try {
+        // The first list, like client-go's reflector, asks for resourceVersion "0": the apiserver
+        // answers from its watch cache instead of paging through etcd (R108). Later relists read
+        // from etcd: they follow a 410 or a broken watch, where the cache may be what lags.
+        const fromCache = !this.synced && cont === undefined && limit > 0;
         page = await this.lw.list(
-          { limit, ...(cont === undefined ? {} : { continue: cont }) },
+          {
+            limit,
+            ...(cont === undefined ? {} : { continue: cont }),
+            ...(fromCache ? { resourceVersion: '0' as const } : {}),
+          },
           stop,
           (raw) => {
             const n = transformNode(raw);

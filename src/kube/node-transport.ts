@@ -19,12 +19,13 @@ export interface RawWatchEvent {
 
 export interface NodeListWatch {
   /**
-   * One LIST page; `limit` 0 lists everything at once. Each raw node object is
+   * One LIST page; `limit` 0 lists everything at once; `resourceVersion` "0"
+   * (first page only) lets the apiserver answer from its watch cache. Each raw node object is
    * passed to `onItem` as it is parsed (the informer strips it before anything
    * else is allocated). Rejects with a statusCode-carrying error.
    */
   list(
-    params: { limit: number; continue?: string },
+    params: { limit: number; continue?: string; resourceVersion?: '0' },
     signal: AbortSignal,
     onItem: (item: unknown) => void,
   ): Promise<NodeListPage>;
@@ -53,6 +54,7 @@ export function kubeNodeListWatch(client: KubeClient): NodeListWatch {
       const q = new URLSearchParams();
       if (params.limit > 0) q.set('limit', String(params.limit));
       if (params.continue !== undefined) q.set('continue', params.continue);
+      if (params.resourceVersion !== undefined) q.set('resourceVersion', params.resourceVersion);
       const qs = q.toString();
       const scanner = new ListScanner(onItem, parseNodeJson);
       await client.requestStream(`/api/v1/nodes${qs === '' ? '' : `?${qs}`}`, { signal }, (c) =>

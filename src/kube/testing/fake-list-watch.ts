@@ -56,12 +56,12 @@ export interface FakePage extends NodeListPage {
 export type ListReply = FakePage | Error;
 
 export class FakeListWatch implements NodeListWatch {
-  readonly lists: { limit: number; continue?: string }[] = [];
+  readonly lists: { limit: number; continue?: string; resourceVersion?: '0' }[] = [];
   readonly watches: FakeWatch[] = [];
   resets = 0;
-  replies: ((p: { limit: number; continue?: string }) => ListReply)[] = [];
+  replies: ((p: { limit: number; continue?: string; resourceVersion?: '0' }) => ListReply)[] = [];
   list(
-    params: { limit: number; continue?: string },
+    params: { limit: number; continue?: string; resourceVersion?: '0' },
     _signal: AbortSignal,
     onItem: (item: unknown) => void,
   ): Promise<NodeListPage> {
