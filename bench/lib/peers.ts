@@ -188,7 +188,7 @@ export function startPeer(v: Variant, o: PeerOptions): Peer {
         ...missingNodeFlags([], process.env['NODE_OPTIONS']),
         v.entry ?? path.join(repoRoot, 'bench', 'peer', 'ts-route.ts'),
         ...common,
-        `--route-resync=${v.routeResync ?? '1h'}`,
+        `--route-resync=${v.routeResync ?? '30m'}`,
         `--cloud-write-qps=${o.cloudWriteQps ?? 'auto'}`,
         `--cloud-write-burst=${o.cloudWriteBurst ?? 0}`,
         ...(v.tsFlags ?? []),

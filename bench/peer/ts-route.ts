@@ -75,7 +75,7 @@ const { values: f } = parseArgs({
     'cluster-cidr': { type: 'string', default: '10.0.0.0/8' },
     'cluster-name': { type: 'string', default: 'kubernetes' },
     resync: { type: 'string', default: '12h' },
-    'route-resync': { type: 'string', default: '1h' },
+    'route-resync': { type: 'string', default: '30m' },
     'sync-period': { type: 'string', default: '10s' },
     latency: { type: 'string', default: '0' },
     'write-rate': { type: 'string', default: '0' },

@@ -3,6 +3,7 @@
 // (the Go peer has no virtual clock; its real-time runs are scaled instead).
 import { MemoryRoutes } from '../../src/cloud/memory/memory-routes.ts';
 import { MemoryCluster } from '../../src/cluster/memory-cluster.ts';
+import { DEFAULTS } from '../../src/controller/options.ts';
 import { RouteController } from '../../src/controller/route-controller.ts';
 import type { ReconcileReport } from '../../src/controller/reconcile.ts';
 import { VirtualClock } from '../../src/core/clock.ts';
@@ -49,7 +50,7 @@ export function rig(mode: VirtualMode, opts: { latencyMs: number; writeRate?: nu
     clock,
     random: seededRandom(1),
     watchBasedReconciliation: mode !== 'periodic',
-    routeResyncPeriodMs: mode === 'watch-r0' ? 0 : 3_600_000,
+    routeResyncPeriodMs: mode === 'watch-r0' ? 0 : DEFAULTS.routeResyncPeriodMs,
     onReconcile: (report) => reports.push({ at: clock.now(), report }),
     // The daemon's defaults: the memory provider declares its write limit (R68).
     cloudWriteLimit: opts.writeRate ? { qps: opts.writeRate, burst: 2 * opts.writeRate } : 'unlimited',

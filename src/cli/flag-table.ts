@@ -144,8 +144,8 @@ export const FLAGS: readonly FlagSpec[] = [
   {
     name: 'route-resync-period',
     kind: 'duration',
-    default: '1h',
-    help: 'Watch mode: safety resync of routes after each successful reconcile, jittered ±10%; 0 disables, else at least 10s.',
+    default: '30m',
+    help: "Watch mode: safety resync (a list) after each listing reconcile, whatever its outcome, jittered ±10%; also the route cache's maximum age; 0 disables, else at least 10s.",
   },
   {
     name: 'route-cache',

@@ -37,7 +37,7 @@ describe('flag parsing', () => {
     assert.equal(f.resourceLock, 'leases');
     assert.equal(f.resourceName, 'cloud-route-controller');
     assert.equal(f.resourceNamespace, 'kube-system');
-    assert.equal(f.routeResyncPeriodMs, 3_600_000);
+    assert.equal(f.routeResyncPeriodMs, 1_800_000);
     assert.equal(f.dryRun, false);
     assert.equal(f.metricsBindAddress, 'disabled');
     assert.equal(f.healthProbeBindAddress, 'disabled');

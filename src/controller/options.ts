@@ -21,7 +21,7 @@ export interface RouteControllerOptions {
   readonly watchBasedReconciliation?: boolean;
   /** --route-reconciliation-period, periodic mode (default 10 s). */
   readonly routeReconciliationPeriodMs?: number;
-  /** --route-resync-period, watch-mode safety resync (default 1 h; 0 disables). */
+  /** --route-resync-period, watch-mode safety resync (default 30 min; 0 disables). */
   readonly routeResyncPeriodMs?: number;
   /** --min-resync-period, upstream's informer resync (default 12 h). */
   readonly minResyncPeriodMs?: number;
@@ -72,7 +72,7 @@ export interface RouteControllerOptions {
 export const DEFAULTS = {
   clusterName: 'kubernetes',
   routeReconciliationPeriodMs: 10_000,
-  routeResyncPeriodMs: 3_600_000,
+  routeResyncPeriodMs: 1_800_000,
   minResyncPeriodMs: 12 * 3_600_000,
   minReconcileIntervalMs: 10_000,
   maxConcurrentRouteOperations: 200,

@@ -64,6 +64,8 @@ export interface ReconcileReport {
   readonly throttleOnly: boolean;
   /** Where the routes came from: a listRoutes call, or the route cache (R66). */
   readonly source: RouteSource;
+  /** R109: its listRoutes was throttled (the cloud told nothing; the cache stays as it was). */
+  readonly listThrottled: boolean;
   /** R67: a cached reconcile that needs a listing one after it (the cache was dropped). */
   readonly handover: boolean;
   /** Kinds of the failures behind an `error` outcome (R46 decides the retry from them). */
@@ -136,6 +138,7 @@ async function reconcileFrom(
           (k) => k === 'throttled' || k === 'permanent' || (k === 'list' && listThrottled),
         ),
       source,
+      listThrottled,
       handover,
       failureKinds,
       plan,
@@ -162,9 +165,11 @@ async function reconcileFrom(
         )
       : ({ ok: true, value: snapshot.map((e) => e.route) } as const);
   if (!listed.ok) {
-    deps.cache?.invalidate();
     failureKinds.add('list');
     listThrottled = listed.outcome === 'throttled' || listed.retryAfterMs !== undefined;
+    // R109: a throttled list told nothing new, so what the cache knew still holds; any other failure
+    // may hide a change the cache missed.
+    if (!listThrottled) deps.cache?.invalidate();
     return finish(
       'error',
       { created: 0, deleted: 0, failed: 0, deferred: 0, conditions: 0 },

@@ -196,16 +196,19 @@ function writePacer(
 }
 
 /**
- * R65: the route cache of watch mode. It expires after the safety resync
- * period, or the informer-style one when that is off, so a cache is never
- * older than the drift bound an operator chose.
+ * R65: the route cache of watch mode. It expires after twice the safety
+ * resync period P (the resync, 0.9–1.1 P after the last list, refills it
+ * first unless the cloud throttled its list, R109), or after the
+ * informer-style period when P is 0, so the cache that node changes plan
+ * against stays within a small multiple of the drift bound an operator chose.
  */
 function routeCache(options: RouteControllerOptions): RouteCache | undefined {
   if (!(options.watchBasedReconciliation ?? false) || options.dryRun || options.routeCache === false)
     return undefined;
   const p = options.routeResyncPeriodMs ?? DEFAULTS.routeResyncPeriodMs;
   return new RouteCache(
-    p > 0 ? p : (options.minResyncPeriodMs ?? DEFAULTS.minResyncPeriodMs),
+    // R65: past the latest resync (1.1 P) and the deferrals of a throttled one (R109).
+    p > 0 ? 2 * p : (options.minResyncPeriodMs ?? DEFAULTS.minResyncPeriodMs),
     options.routeTargetKeys,
   );
 }

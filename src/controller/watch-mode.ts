@@ -29,6 +29,8 @@ export class WatchMode {
   private resyncTimer: TimerHandle | undefined;
   private informerResyncTimer: TimerHandle | undefined;
   private consecutiveErrors = 0;
+  /** R109: listing reconciles in a row whose list was throttled. */
+  private throttledLists = 0;
   private hardStop: AbortSignal = new AbortController().signal;
   private readonly minIntervalMs: number;
 
@@ -138,7 +140,10 @@ export class WatchMode {
     // R49: the resync bounds the age of the last *list*, so every listing reconcile re-arms it, whatever
     // its outcome (a permanent failure, which nothing retries, must not leave the cluster without it);
     // cached reconciles do not postpone it.
-    if (report.source === 'list') this.armSafetyResync();
+    if (report.source === 'list') {
+      this.throttledLists = report.listThrottled ? this.throttledLists + 1 : 0;
+      this.armSafetyResync();
+    }
     if (report.throttleUntil !== undefined) this.queue.setThrottleDeadline(report.throttleUntil);
     if (report.handover) {
       // R67: the cache is gone; a listing reconcile takes over under R44/R47 (R46 if it fails too).
@@ -183,10 +188,16 @@ export class WatchMode {
     }, waitMs);
   }
 
-  /** R49: re-armed after each listing reconcile, whatever its outcome; failures do not cancel it. */
+  /**
+   * R49: re-armed after each listing reconcile, whatever its outcome; failures do not cancel it.
+   * R109: after a throttled list, 0.1 P, doubling with each one in a row, up to P: the cloud's
+   * capacity goes to writes meanwhile (they plan against the cache the throttled list left as it
+   * was), and the resync still comes within a fraction of P of the throttle's end.
+   */
   private armSafetyResync(): void {
-    const period = this.opts.routeResyncPeriodMs ?? DEFAULTS.routeResyncPeriodMs;
-    if (period <= 0) return;
+    const p = this.opts.routeResyncPeriodMs ?? DEFAULTS.routeResyncPeriodMs;
+    if (p <= 0) return;
+    const period = this.throttledLists === 0 ? p : Math.min(p, 0.1 * p * 2 ** (this.throttledLists - 1));
     this.clock.clearTimeout(this.resyncTimer);
     this.resyncTimer = this.clock.setTimeout(
       () => {

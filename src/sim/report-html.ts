@@ -166,7 +166,7 @@ export async function htmlReport(
     figure(
       'calls-watch',
       await renderSVG(callsSpec(runs.watch, yMax)),
-      "Watch mode with this project's defaults plans node events against the route cache: writes only, and a list at start, after failures and at the hourly safety resync.",
+      "Watch mode with this project's defaults plans node events against the route cache: writes only, and a list at start, after failures and at the half-hourly safety resync.",
     ),
     figure(
       'list-cumulative',

@@ -8,6 +8,7 @@ import { VirtualClock } from '../core/clock.ts';
 import { ThrottledError } from '../core/errors.ts';
 import { nopLogger } from '../core/ports.ts';
 import type { NodeAddress } from '../core/types.ts';
+import { DEFAULTS } from '../controller/options.ts';
 import type { ReconcileReport } from '../controller/reconcile.ts';
 import { RouteController } from '../controller/route-controller.ts';
 import { seededRandom } from './random.ts';
@@ -37,6 +38,9 @@ export interface ReconcileRecord {
   readonly deleted: number;
   /** R67: a cached reconcile that handed over to a listing one. */
   readonly handover: boolean;
+  readonly source: ReconcileReport['source'];
+  /** R109: its list was throttled. */
+  readonly listThrottled: boolean;
 }
 
 export interface LatencySample {
@@ -73,7 +77,7 @@ export interface ModeResult {
 }
 
 /** R49's period as the runs use it (the daemon's default, SPEC §7.1). */
-export const SAFETY_RESYNC_MS = 3_600_000;
+export const SAFETY_RESYNC_MS = DEFAULTS.routeResyncPeriodMs;
 
 export interface RunOptions {
   readonly mode: Mode;
@@ -198,6 +202,8 @@ export async function runMode(
         created: r.created,
         deleted: r.deleted,
         handover: r.handover,
+        source: r.source,
+        listThrottled: r.listThrottled,
       });
     },
   });

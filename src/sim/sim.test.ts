@@ -9,6 +9,7 @@ import { percentile, unmatchedReconciles } from './compare.ts';
 import { htmlReport } from './report-html.ts';
 import { checksText, textTable } from './report.ts';
 import { buildTimeline, nodeName, PRESETS, validateScenario, type Scenario } from './scenario.ts';
+import { SAFETY_RESYNC_MS } from './run.ts';
 import { simulate, type Simulation } from './simulate.ts';
 
 // The hour matters for the ListRoutes ratio (periodic mode lists 360 times an
@@ -32,11 +33,17 @@ describe('simulator: small default-shaped scenario (50 nodes, 1h)', () => {
       'same reconciles with and without heartbeats',
     );
     assert.equal(c.periodic.byTrigger.periodic, c.periodic.reconciles, 'periodic mode only has ticks');
-    assert.equal(
-      c.watch.byTrigger.periodic,
-      0,
-      'no safety resync in the hour: the one armed by the start list falls after it for this seed (R49)',
-    );
+    // R49: a safety resync comes 0.9–1.1 P after the last listing reconcile; R109: after one whose
+    // list was throttled, from 0.09 P (and the throttled list kept the route cache).
+    let lastList: (typeof runs.watch.reconciles)[number] | undefined;
+    for (const r of runs.watch.reconciles) {
+      if (r.trigger === 'periodic') {
+        assert.ok(lastList, 'a list precedes every resync');
+        const min = (lastList.listThrottled ? 0.09 : 0.9) * SAFETY_RESYNC_MS;
+        assert.ok(r.at - lastList.at >= min, `resync at ${r.at} ms, ${r.at - lastList.at} ms after a list`);
+      }
+      if (r.source === 'list') lastList = r;
+    }
   });
 
   it('reports every claim; all but the latency claim hold whatever the seed', async () => {
@@ -129,11 +136,45 @@ describe('simulator: isolated joins', () => {
   });
 });
 
+describe('simulator: the churn hour with a throttling window (1,000 nodes, churn 10, no burst, no write limit)', () => {
+  for (const seed of [1, 2]) {
+    it(`seed ${seed}: watch mode lists at most 3 times and ends with every route and condition right (R49, R85, R109)`, async () => {
+      const s: Scenario = {
+        ...PRESETS.default,
+        nodes: 1000,
+        churn: 10,
+        burst: 0,
+        cloudWriteRatePerSec: 0,
+        seed,
+      };
+      const { comparison: c, runs } = await simulate(s);
+      // The start list, the safety resync (which the throttling window may defer once, R109), no more.
+      assert.ok(c.watch.calls.list <= 3, `seed ${seed}: ${c.watch.calls.list} ListRoutes`);
+      assert.deepEqual(
+        {
+          missing: c.watch.final.missingRoutes,
+          stale: c.watch.final.staleRoutes,
+          conditions: c.watch.final.badConditions,
+        },
+        { missing: 0, stale: 0, conditions: 0 },
+        `seed ${seed}`,
+      );
+      assert.ok(c.watch.oobRepairMs !== undefined, 'the route deleted out-of-band is back');
+      assert.ok(
+        runs.watch.reconciles.some((r) => r.trigger === 'periodic' && r.listThrottled),
+        'the resync fell into the throttling window (what this scenario checks)',
+      );
+    });
+  }
+});
+
 describe('simulator: idle scenario', () => {
-  it('heartbeats only: over 100x fewer ListRoutes and a single reconcile in watch mode', async () => {
+  it('heartbeats only: over 100x fewer ListRoutes; watch mode reconciles at start and at the safety resync', async () => {
     const { comparison: c } = await simulate({ ...PRESETS.idle, nodes: 50 });
     assert.ok(c.listRatio > 100, `ratio ${c.listRatio}`);
-    assert.equal(c.watch.reconciles, 1);
+    // R49: 30 min ±10 % after the start list; the next one (54–66 min) falls after the hour for seed 1.
+    assert.equal(c.watch.reconciles, 2);
+    assert.equal(c.watch.byTrigger.periodic, 1);
     assert.equal(c.watch.calls.create + c.watch.calls.delete + c.periodic.calls.create, 0);
     assert.equal(c.listRatioRequired, 100);
     assert.equal(c.checks.find((k) => k.claim.includes('p99'))?.pass, undefined, 'n/a without joins');
@@ -172,7 +213,16 @@ describe('simulator: timeline', () => {
     assert.equal(percentile(v, 0.99), 99);
     assert.equal(percentile([7], 0.99), 7);
     const r = (at: number, trigger: 'node_change' | 'retry') =>
-      ({ at, trigger, outcome: 'noop', created: 0, deleted: 0, handover: false }) as const;
+      ({
+        at,
+        trigger,
+        outcome: 'noop',
+        created: 0,
+        deleted: 0,
+        handover: false,
+        source: 'list',
+        listThrottled: false,
+      }) as const;
     assert.equal(unmatchedReconciles([r(0, 'node_change'), r(5, 'retry')], [r(0, 'node_change')]), 1);
     assert.equal(unmatchedReconciles([r(0, 'node_change')], [r(0, 'node_change'), r(5, 'retry')]), 0);
   });
