@@ -92,22 +92,28 @@ export class Daemon {
   }
 
   /** Polls until `check` holds; throws after `timeoutMs` or when the daemon exits. */
-  private async until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  private async until(
+    what: string,
+    check: () => Promise<boolean>,
+    timeoutMs: number,
+    pollMs = 250,
+  ): Promise<void> {
     const end = Date.now() + timeoutMs;
     while (Date.now() < end) {
       if (!this.alive()) throw new Error(`daemon ${this.pid} exited (${this.child.exitCode}) before ${what}`);
       if (await check()) return;
-      await sleep(250);
+      await sleep(pollMs);
     }
     throw new Error(`daemon ${this.pid}: no ${what} within ${timeoutMs} ms`);
   }
 
-  /** /readyz = 200: the node cache has synced (R64). */
-  async synced(timeoutMs: number): Promise<void> {
+  /** /readyz = 200: the node cache has synced (R64); polled every `pollMs`. */
+  async synced(timeoutMs: number, pollMs?: number): Promise<void> {
     await this.until(
       'readiness',
       async () => (await get(this.healthPort, '/readyz')).status === 200,
       timeoutMs,
+      pollMs,
     );
   }
 

@@ -17,6 +17,8 @@ import { routedCluster } from './realtime.ts';
 import { shippedKubeconfig } from './shipped.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Resolution of both initial-sync times: readiness polls here, the peer's reports there. */
+const POLL_MS = 100;
 const GO_WATCH: Variant = { id: 'go-watch', kind: 'go', watch: true, label: 'upstream gate on' };
 
 export interface ScaleConfig {
@@ -133,7 +135,8 @@ export async function scaleSession(
     );
     try {
       const t0 = Date.now();
-      await d.synced(600_000);
+      // Polled as often as the peer reports below, so neither time is rounded up more than the other.
+      await d.synced(600_000, POLL_MS);
       const syncS = (Date.now() - t0) / 1000;
       await sleep(cfg.settleMs);
       const syncedMB = d.rssMB();
@@ -165,7 +168,7 @@ async function goRow(
     clusterCIDRs: [CLUSTER_CIDR_V4, CLUSTER_CIDR_V6],
     latency: '0',
     preload,
-    reportInterval: '500ms',
+    reportInterval: `${POLL_MS}ms`,
     logDir: o.logDir,
     tag: `scale${cfg.nodes}`,
   });

@@ -17,6 +17,24 @@ test('a self-signed certificate for loopback, the host and the bind address; its
   assert.doesNotMatch(sans, /0\.0\.0\.0/, 'a wildcard bind address is no name');
   assert.equal(new Date(x.validTo).getTime() - now, 365 * 24 * 3600 * 1000);
   assert.equal(x.ca, false);
+  assert.deepEqual(x.keyUsage, ['1.3.6.1.5.5.7.3.1'], 'extended key usage: TLS server');
+  assert.match(x.subject, /^CN=.+@1767225600$/);
+  assert.equal(x.subject, x.issuer);
+});
+
+test('the DER writer: IPv6 names, a validity past 2049 (GeneralizedTime), 16-byte positive serials', async () => {
+  const now = Date.UTC(2049, 6, 1);
+  for (let i = 0; i < 5; i++) {
+    const c = await selfSignedServingCert(['fd00::5', 'example.test'], now);
+    const x = new X509Certificate(c.cert);
+    assert.ok(x.verify(x.publicKey));
+    const sans = x.subjectAltName ?? '';
+    for (const want of ['IP Address:0:0:0:0:0:0:0:1', 'IP Address:FD00:0:0:0:0:0:0:5', 'DNS:example.test'])
+      assert.ok(sans.includes(want), sans);
+    assert.equal(new Date(x.validTo).getTime(), now + 365 * 24 * 3600 * 1000);
+    assert.equal(new Date(x.validFrom).getTime(), now - 60_000);
+    assert.match(x.serialNumber, /^01[0-9A-F]{30}$/);
+  }
 });
 
 test('given files: read and checked; a key of another certificate is refused', async () => {
