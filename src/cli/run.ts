@@ -15,6 +15,7 @@ import { healthHandler, HttpEndpoint, metricsHandler } from '../server/http-serv
 import type { DaemonFlags } from './flags.ts';
 import { printErrors, type CliIO } from './io.ts';
 import { prepare, refuseWrites } from './setup.ts';
+import { settleHeapAfterFirstList } from './settle-heap.ts';
 import { secureServing, type SecureServing } from './serving.ts';
 import { Shutdown } from './shutdown.ts';
 import { VERSION } from './version.ts';
@@ -154,6 +155,7 @@ export async function runDaemon(argv: readonly string[], io: CliIO): Promise<num
       watchBasedReconciliation: flags.watchBasedReconciliation,
       routeReconciliationPeriodMs: flags.routeReconciliationPeriodMs,
       routeResyncPeriodMs: flags.routeResyncPeriodMs,
+      onReconcile: settleHeapAfterFirstList(),
       cloudWriteQPS: flags.cloudWriteQps,
       cloudWriteBurst: flags.cloudWriteBurst,
       ...(setup.provider?.writeLimit ? { cloudWriteLimit: setup.provider.writeLimit } : {}),

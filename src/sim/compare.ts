@@ -45,6 +45,8 @@ export interface ModeSummary {
   readonly oobRepairMs: number | undefined;
   /** The out-of-band delete is still unrepaired and no list has seen it (see ModeResult). */
   readonly oobUnseen: { readonly lastListMs: number } | undefined;
+  /** Deletes of a route a present node still needed (see ModeResult). */
+  readonly wrongDeletes: number;
   readonly final: FinalState;
   readonly heartbeatsSent: number;
   readonly wallMs: number;
@@ -144,6 +146,7 @@ export function summarize(r: ModeResult): ModeSummary {
     retries: r.metrics.retries,
     oobRepairMs: r.oobRepairMs,
     oobUnseen: r.oobUnseen,
+    wrongDeletes: r.wrongDeletes,
     final: r.final,
     heartbeatsSent: r.heartbeatsSent,
     wallMs: r.wallMs,
@@ -250,10 +253,11 @@ export function compare(
         },
     {
       claim:
-        'every node ends with its route and NetworkUnavailable False/RouteCreated, no stale route ' +
-        '(out-of-band drift: once a list has seen it)',
+        'every node ends with its route and NetworkUnavailable False/RouteCreated, no stale route, ' +
+        'no wrong delete (out-of-band drift: once a list has seen it)',
       pass: [periodic, watchUpstream, watch].every(
         (m) =>
+          m.wrongDeletes === 0 &&
           m.final.missingRoutes === (awaitingResync(s, m) ? 1 : 0) &&
           m.final.badConditions === 0 &&
           m.final.staleRoutes === 0,
@@ -271,7 +275,7 @@ export function compare(
             (awaitingResync(s, m)
               ? ' (the route deleted out-of-band: no list since, the safety resync is not yet due)'
               : '') +
-            `, ${m.final.staleRoutes} stale, ${m.final.badConditions} conditions wrong`,
+            `, ${m.final.staleRoutes} stale, ${m.final.badConditions} conditions wrong, ${m.wrongDeletes} wrong deletes`,
         )
         .join('; '),
     },

@@ -139,6 +139,7 @@ function rows(c: Comparison): (Row | string)[] {
       'missing / stale / bad cond.',
       ...each((m) => `${m.final.missingRoutes}/${m.final.staleRoutes}/${m.final.badConditions}`),
     ],
+    ['wrong deletes', ...n((m) => m.wrongDeletes), 'of a route a present node still needed'],
     ['wall time', ...each((m) => `${(m.wallMs / 1000).toFixed(1)}s`)],
   ];
   return out;

@@ -7,7 +7,7 @@ import { MemoryRoutes } from '../cloud/memory/memory-routes.ts';
 import { VirtualClock } from '../core/clock.ts';
 import { ThrottledError } from '../core/errors.ts';
 import { nopLogger } from '../core/ports.ts';
-import type { NodeAddress } from '../core/types.ts';
+import type { Node, NodeAddress, Route, Routes } from '../core/types.ts';
 import { DEFAULTS } from '../controller/options.ts';
 import type { ReconcileReport } from '../controller/reconcile.ts';
 import { RouteController } from '../controller/route-controller.ts';
@@ -73,7 +73,21 @@ export interface ModeResult {
    * `lastListMs`: start of the last successful list, ms since the run's start.
    */
   readonly oobUnseen: { readonly lastListMs: number } | undefined;
+  /** Delete calls (attempts included) of a route a present node still needed: its pod CIDR, to its current address. */
+  readonly wrongDeletes: number;
   readonly final: FinalState;
+}
+
+const internalAddress = (a: readonly NodeAddress[] | undefined): string | undefined =>
+  a?.find((x) => x.type === 'InternalIP')?.address;
+
+/** Whether `route` is the one `node` needs right now (deleting it would unroute the node). */
+export function neededBy(node: Node | undefined, route: Readonly<Route>): boolean {
+  if (node === undefined) return false;
+  return (
+    (node.spec?.podCIDRs ?? []).includes(route.destinationCIDR) &&
+    internalAddress(node.status?.addresses) === internalAddress(route.targetNodeAddresses)
+  );
 }
 
 /** R49's period as the runs use it (the daemon's default, SPEC §7.1). */
@@ -166,11 +180,21 @@ export async function runMode(
     beatGroups[i % slots]!.add(name);
   }
 
+  let wrongDeletes = 0;
+  // The cloud as the controller sees it, checking each delete against the cluster at the moment it is made.
+  const routes: Routes = {
+    listRoutes: (c, opts) => cloud.listRoutes(c, opts),
+    createRoute: (c, hint, r, opts) => cloud.createRoute(c, hint, r, opts),
+    deleteRoute: (c, r, opts) => {
+      if (neededBy(cluster.get(r.targetNode), r)) wrongDeletes++;
+      return cloud.deleteRoute(c, r, opts);
+    },
+  };
   const reconciles: ReconcileRecord[] = [];
   let recording = true;
   const registry = new Registry();
   const controller = new RouteController({
-    routes: cloud,
+    routes,
     nodes: cluster,
     statusWriter: cluster,
     recorder: cluster,
@@ -343,6 +367,7 @@ export async function runMode(
     unrouted,
     oobRepairMs: repair && oobDelete ? repair.end - oobDelete.at : undefined,
     oobUnseen,
+    wrongDeletes,
     final,
   };
 }

@@ -9,7 +9,7 @@ import { percentile, unmatchedReconciles } from './compare.ts';
 import { htmlReport } from './report-html.ts';
 import { checksText, textTable } from './report.ts';
 import { buildTimeline, nodeName, PRESETS, validateScenario, type Scenario } from './scenario.ts';
-import { SAFETY_RESYNC_MS } from './run.ts';
+import { neededBy, SAFETY_RESYNC_MS } from './run.ts';
 import { simulate, type Simulation } from './simulate.ts';
 
 // The hour matters for the ListRoutes ratio (periodic mode lists 360 times an
@@ -160,6 +160,9 @@ describe('simulator: the churn hour with a throttling window (1,000 nodes, churn
         `seed ${seed}`,
       );
       assert.ok(c.watch.oobRepairMs !== undefined, 'the route deleted out-of-band is back');
+      assert.equal(c.watch.wrongDeletes, 0);
+      // The address change deletes its node's old route: a delete, but not a wrong one.
+      assert.ok(c.watch.calls.delete > 60);
       assert.ok(
         runs.watch.reconciles.some((r) => r.trigger === 'periodic' && r.listThrottled),
         'the resync fell into the throttling window (what this scenario checks)',
@@ -205,6 +208,26 @@ describe('simulator: timeline', () => {
     assert.ok(validateScenario({ ...PRESETS.default, durationMs: 30_000 }).length > 0);
     assert.ok(validateScenario({ ...PRESETS.default, heartbeatIntervalMs: 1500 }).length > 0);
     assert.ok(validateScenario({ ...PRESETS.default, nodes: 70_000 }).length > 0);
+  });
+
+  it('a wrong delete is one of the route a present node needs: its pod CIDR, to its current address', () => {
+    const node = {
+      metadata: { name: 'n' },
+      spec: { podCIDRs: ['10.0.1.0/24'] },
+      status: { addresses: [{ type: 'InternalIP', address: '172.16.0.1' }] },
+    };
+    const route = (cidr: string, ip: string) => ({
+      name: '',
+      targetNode: 'n',
+      destinationCIDR: cidr,
+      targetNodeAddresses: [{ type: 'InternalIP', address: ip }],
+      enableNodeAddresses: false,
+      blackhole: false,
+    });
+    assert.equal(neededBy(node, route('10.0.1.0/24', '172.16.0.1')), true);
+    assert.equal(neededBy(node, route('10.0.1.0/24', '172.16.9.9')), false, 'the old address after a change');
+    assert.equal(neededBy(node, route('10.0.2.0/24', '172.16.0.1')), false, 'not its pod CIDR');
+    assert.equal(neededBy(undefined, route('10.0.1.0/24', '172.16.0.1')), false, 'the node left');
   });
 
   it('percentiles are nearest-rank; reconciles are matched by start and trigger', () => {
