@@ -5,13 +5,21 @@ import { fullGc, settleHeapAfterFirstList } from './settle-heap.ts';
 
 const report = (source: 'list' | 'cache'): ReconcileReport => ({ source }) as ReconcileReport;
 
-test('one full collection, after the first reconcile that listed; none for cached or later ones', () => {
+test('one full collection, 1 s after the first reconcile that listed; none for cached or later ones', () => {
   let collections = 0;
-  const observe = settleHeapAfterFirstList(() => collections++);
+  const scheduled: number[] = [];
+  const observe = settleHeapAfterFirstList(
+    () => collections++,
+    1000,
+    (fn, ms) => {
+      scheduled.push(ms);
+      fn();
+    },
+  );
   observe(report('cache'));
   assert.equal(collections, 0, 'a cached reconcile leaves no list garbage');
   observe(report('list'));
-  assert.equal(collections, 1);
+  assert.deepEqual([collections, scheduled], [1, [1000]]);
   for (const s of ['list', 'cache', 'list'] as const) observe(report(s));
   assert.equal(collections, 1, 'once per process');
 });

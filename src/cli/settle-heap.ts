@@ -23,12 +23,20 @@ export function fullGc(): () => void {
   return () => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
 }
 
-/** An onReconcile observer that collects once, after the first reconcile that listed. */
-export function settleHeapAfterFirstList(gc: () => void = fullGc()): (report: ReconcileReport) => void {
+/**
+ * An onReconcile observer that collects once, `delayMs` after the first
+ * reconcile that listed: off the path of whatever queued up behind that
+ * reconcile (probes, the lease renewal, the first node events).
+ */
+export function settleHeapAfterFirstList(
+  gc: () => void = fullGc(),
+  delayMs = 1000,
+  schedule: (fn: () => void, ms: number) => void = (fn, ms) => setTimeout(fn, ms).unref(),
+): (report: ReconcileReport) => void {
   let done = false;
   return (report) => {
     if (done || report.source !== 'list') return;
     done = true;
-    gc();
+    schedule(gc, delayMs);
   };
 }
