@@ -9,6 +9,7 @@ import { RetryableError, ThrottledError } from '../../src/core/errors.ts';
 import { CLUSTER_CIDRS, internalIP, waitFor } from '../integration/kube-helpers.ts';
 import type { FaultController } from './controller.ts';
 import { testRandom } from '../support/seed.ts';
+import { retryBoundMs } from '../support/retry-bound.ts';
 import { inProcessScenario, type InProcessOptions } from './scenario.ts';
 import {
   AuditedMemoryRoutes,
@@ -108,11 +109,11 @@ describe('cloud faults', { timeout: 300_000 }, () => {
           n >= 1 && n <= 4,
           `${n} failed reconciles before recovery: the retry would come after the test's timeout`,
         );
-        const retryBoundMs = Math.min(10_000 * 2 ** (n - 1), 300_000) * 1.2;
-        t.diagnostic(`${n} consecutive errors: the retry comes within ${retryBoundMs} ms (R46)`);
+        const bound = retryBoundMs(n);
+        t.diagnostic(`${n} consecutive errors: the retry comes within ${bound} ms (R46)`);
         cloud.clearFaults();
         // No node event from here on: only the retry trigger can finish the job.
-        await waitConverged('converged by retry', retryBoundMs + 10_000, admin, () => cloud.entries(), {
+        await waitConverged('converged by retry', bound + 10_000, admin, () => cloud.entries(), {
           clusterCIDRs: CLUSTER_CIDRS,
           keep: FOREIGN,
         });

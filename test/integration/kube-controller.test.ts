@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { MemoryRoutes } from '../../src/cloud/memory/memory-routes.ts';
 import { apiRequest, requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
 import type { ControlPlane } from '../support/controlplane.ts';
+import { retryBoundMs as retryBound } from '../support/retry-bound.ts';
 import { testRandom } from '../support/seed.ts';
 import {
   Admin,
@@ -210,7 +211,7 @@ for (const { watch, routeCache } of [
               n <= 3,
               `${n} failed reconciles before recovery: the retry would come after the timeout`,
             );
-            retryBoundMs = Math.min(10_000 * 2 ** Math.max(0, n - 1), 300_000) * 1.2;
+            retryBoundMs = retryBound(n);
           }
           await waitFor('n4 route after recovery', retryBoundMs + 10_000, () =>
             routeList(cloud).includes('10.244.4.0/24->n4'),
