@@ -36,6 +36,8 @@ export interface KubeRequestOptions {
   /** Objects are sent as JSON. */
   readonly body?: string | object;
   readonly contentType?: string;
+  /** The Accept header (default JSON); error bodies are read in either encoding. */
+  readonly accept?: string;
   readonly signal?: AbortSignal;
   /** Socket inactivity timeout (default: the client's requestTimeoutMs). */
   readonly timeoutMs?: number;
@@ -140,13 +142,14 @@ export class KubeClient {
 
   /**
    * Like `request`, but a 2xx body goes to `onChunk` as it arrives and is never
-   * held whole (see list-scanner.ts); an exception from `onChunk` aborts the
+   * held whole (see list-scanner.ts), with the response's headers (its
+   * Content-Type decides the decoder); an exception from `onChunk` aborts the
    * request and rejects with it. The returned `bytes` are empty.
    */
   async requestStream(
     path: string,
     opts: KubeRequestOptions,
-    onChunk: (chunk: Buffer) => void,
+    onChunk: (chunk: Buffer, headers: http.IncomingHttpHeaders) => void,
   ): Promise<KubeRawResponse> {
     return this.exchange(path, opts, onChunk);
   }
@@ -154,7 +157,7 @@ export class KubeClient {
   private async exchange(
     path: string,
     opts: KubeRequestOptions,
-    sink: ((chunk: Buffer) => void) | undefined,
+    sink: ((chunk: Buffer, headers: http.IncomingHttpHeaders) => void) | undefined,
   ): Promise<KubeRawResponse> {
     if (opts.rateLimited ?? true) await this.limiter.wait(opts.signal);
     const body =
@@ -163,13 +166,20 @@ export class KubeClient {
         : typeof opts.body === 'string'
           ? opts.body
           : JSON.stringify(opts.body);
-    const options = await this.requestOptions(opts.method ?? 'GET', body, opts.signal, opts.contentType);
+    const options = await this.requestOptions(
+      opts.method ?? 'GET',
+      body,
+      opts.signal,
+      opts.contentType,
+      false,
+      opts.accept,
+    );
     const res = await new Promise<KubeRawResponse>((resolve, reject) => {
       const box: Settle = { settle: (r) => (r instanceof Error ? reject(r) : resolve(r)) };
       this.issue(path, opts.method ?? 'GET', body, options, opts, box, sink);
     });
     if (res.status < 200 || res.status > 299) {
-      throw apiErrorFrom(res.status, res.headers, res.bytes.toString('utf8'));
+      throw apiErrorFrom(res.status, res.headers, res.bytes);
     }
     return res;
   }
@@ -191,7 +201,7 @@ export class KubeClient {
         const status = res.statusCode ?? 0;
         if (status !== 200) {
           collect(res)
-            .then((b) => reject(apiErrorFrom(status, res.headers, b.toString('utf8'))))
+            .then((b) => reject(apiErrorFrom(status, res.headers, b)))
             .catch(reject);
           return;
         }
@@ -251,7 +261,7 @@ export class KubeClient {
     options: https.RequestOptions,
     opts: KubeRequestOptions,
     box: Settle,
-    sink: ((chunk: Buffer) => void) | undefined,
+    sink: ((chunk: Buffer, headers: http.IncomingHttpHeaders) => void) | undefined,
   ): void {
     const timeoutMs = opts.timeoutMs ?? this.requestTimeoutMs;
     const settle = (r: KubeRawResponse | Error): void => {
@@ -262,7 +272,7 @@ export class KubeClient {
     const req = this.module().request(`${this.server}${path}`, options, (res) => {
       const status = res.statusCode ?? 0;
       if (sink !== undefined && status >= 200 && status <= 299) {
-        drain(res, sink).then(
+        drain(res, (chunk) => sink(chunk, res.headers)).then(
           () => settle({ status, headers: res.headers, bytes: EMPTY }),
           (err: unknown) =>
             settle(err instanceof SinkError ? (err.cause as Error) : transportError(err, opts.signal)),
@@ -287,8 +297,9 @@ export class KubeClient {
     signal: AbortSignal | undefined,
     contentType = 'application/json',
     stream = false,
+    accept = 'application/json',
   ): Promise<https.RequestOptions> {
-    const headers: http.OutgoingHttpHeaders = { accept: 'application/json', 'user-agent': this.userAgent };
+    const headers: http.OutgoingHttpHeaders = { accept, 'user-agent': this.userAgent };
     if (body !== undefined) {
       headers['content-type'] = contentType;
       headers['content-length'] = Buffer.byteLength(body);

@@ -2,6 +2,7 @@
 import type * as http from 'node:http';
 import { nodeHttp } from '../platform/node-http.ts';
 import { ApiStatusError } from '../core/ports.ts';
+import { decodeStatusBody, PROTOBUF_CONTENT_TYPE } from './proto-messages.ts';
 
 /** An HTTP error status from the apiserver, with its Status reason and Retry-After. */
 export class KubeApiError extends ApiStatusError {
@@ -28,24 +29,44 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   return Number.isNaN(t) ? undefined : Math.max(0, t - now);
 }
 
-/** Maps an error response (usually a metav1.Status) to a KubeApiError. */
-export function apiErrorFrom(status: number, headers: http.IncomingHttpHeaders, body: string): KubeApiError {
+/** The parsed Status of an error body: JSON, or protobuf when the server chose it (R110); undefined if neither. */
+function statusOf(headers: http.IncomingHttpHeaders, body: string | Buffer): unknown {
+  const type = headers['content-type'] ?? '';
+  if (typeof body !== 'string' && type.startsWith(PROTOBUF_CONTENT_TYPE)) {
+    try {
+      return decodeStatusBody(body);
+    } catch {
+      return undefined;
+    }
+  }
+  try {
+    return JSON.parse(typeof body === 'string' ? body : body.toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Maps an error response (usually a metav1.Status, in JSON or protobuf) to a KubeApiError. */
+export function apiErrorFrom(
+  status: number,
+  headers: http.IncomingHttpHeaders,
+  body: string | Buffer,
+): KubeApiError {
   let message = `HTTP ${status} ${nodeHttp.STATUS_CODES[status] ?? ''}`.trim();
   let reason: string | undefined;
   let retryAfterMs = parseRetryAfter(
     Array.isArray(headers['retry-after']) ? headers['retry-after'][0] : headers['retry-after'],
   );
-  try {
-    const s = JSON.parse(body) as unknown;
-    if (typeof s === 'object' && s !== null) {
-      const st = s as { message?: unknown; reason?: unknown; details?: { retryAfterSeconds?: unknown } };
-      if (typeof st.message === 'string' && st.message !== '') message = st.message;
-      if (typeof st.reason === 'string' && st.reason !== '') reason = st.reason;
-      const ra = st.details?.retryAfterSeconds;
-      if (retryAfterMs === undefined && typeof ra === 'number' && ra > 0) retryAfterMs = ra * 1000;
-    }
-  } catch {
-    if (body.trim() !== '') message = `${message}: ${body.trim().slice(0, 200)}`;
+  const s = statusOf(headers, body);
+  if (typeof s === 'object' && s !== null) {
+    const st = s as { message?: unknown; reason?: unknown; details?: { retryAfterSeconds?: unknown } };
+    if (typeof st.message === 'string' && st.message !== '') message = st.message;
+    if (typeof st.reason === 'string' && st.reason !== '') reason = st.reason;
+    const ra = st.details?.retryAfterSeconds;
+    if (retryAfterMs === undefined && typeof ra === 'number' && ra > 0) retryAfterMs = ra * 1000;
+  } else {
+    const text = (typeof body === 'string' ? body : body.toString('utf8')).trim();
+    if (text !== '') message = `${message}: ${text.slice(0, 200)}`;
   }
   return new KubeApiError(status, message, {
     ...(reason === undefined ? {} : { reason }),

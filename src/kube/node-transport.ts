@@ -4,6 +4,8 @@ import type { KubeClient } from './kube-client.ts';
 import { ListScanner } from './list-scanner.ts';
 import { detach } from './node-cache.ts';
 import { parseNodeJson } from './node-json.ts';
+import { ProtoListScanner } from './proto-list-scanner.ts';
+import { PROTOBUF_CONTENT_TYPE } from './proto-messages.ts';
 
 export interface NodeListPage {
   readonly resourceVersion: string;
@@ -47,8 +49,19 @@ function field(o: unknown, key: string): unknown {
   return typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[key] : undefined;
 }
 
-/** LIST/WATCH of `/api/v1/nodes` through a KubeClient (lists rate-limited, watches exempt). */
-export function kubeNodeListWatch(client: KubeClient): NodeListWatch {
+/** The node LIST's preferred encoding (R110); JSON is always accepted as well. */
+export type NodeListContentType = 'protobuf' | 'json';
+
+const ACCEPT_PROTOBUF = `${PROTOBUF_CONTENT_TYPE}, application/json`;
+
+/**
+ * LIST/WATCH of `/api/v1/nodes` through a KubeClient (lists rate-limited,
+ * watches exempt). Lists ask for protobuf by default (R110); watches are JSON.
+ */
+export function kubeNodeListWatch(
+  client: KubeClient,
+  contentType: NodeListContentType = 'protobuf',
+): NodeListWatch {
   return {
     async list(params, signal, onItem) {
       const q = new URLSearchParams();
@@ -56,11 +69,19 @@ export function kubeNodeListWatch(client: KubeClient): NodeListWatch {
       if (params.continue !== undefined) q.set('continue', params.continue);
       if (params.resourceVersion !== undefined) q.set('resourceVersion', params.resourceVersion);
       const qs = q.toString();
-      const scanner = new ListScanner(onItem, parseNodeJson);
-      await client.requestStream(`/api/v1/nodes${qs === '' ? '' : `?${qs}`}`, { signal }, (c) =>
-        scanner.write(c),
+      let scanner: ListScanner | ProtoListScanner | undefined;
+      await client.requestStream(
+        `/api/v1/nodes${qs === '' ? '' : `?${qs}`}`,
+        { signal, accept: contentType === 'protobuf' ? ACCEPT_PROTOBUF : 'application/json' },
+        (c, headers) => {
+          // R110: the server picks; protobuf only if it says so.
+          scanner ??= (headers['content-type'] ?? '').startsWith(PROTOBUF_CONTENT_TYPE)
+            ? new ProtoListScanner(onItem)
+            : new ListScanner(onItem, parseNodeJson);
+          scanner.write(c);
+        },
       );
-      const rest = scanner.end();
+      const rest = (scanner ?? new ListScanner(onItem, parseNodeJson)).end();
       const rv = field(rest['metadata'], 'resourceVersion');
       const cont = field(rest['metadata'], 'continue');
       if (typeof rv !== 'string') throw new Error('malformed NodeList: no metadata.resourceVersion');

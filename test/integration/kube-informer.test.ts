@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { MemoryRoutes } from '../../src/cloud/memory/memory-routes.ts';
 import { MemoryLogger, type NodeEventHandler } from '../../src/core/ports.ts';
 import { createKubeClient } from '../../src/kube/kubeconfig.ts';
+import { transformNode } from '../../src/kube/node-cache.ts';
 import { NodeInformer } from '../../src/kube/node-informer.ts';
 import { kubeNodeListWatch, type NodeListWatch } from '../../src/kube/node-transport.ts';
 import { apiRequest, requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
@@ -237,6 +238,94 @@ describe('node informer on a real apiserver (watch cache on)', { timeout: 150_00
       } finally {
         await informer.stop();
         client.close();
+      }
+    },
+  );
+
+  test(
+    'R110: a protobuf LIST reads every node as its JSON does; its errors stay readable',
+    { timeout: 30_000 },
+    async (t) => {
+      if (!enabled || cp === undefined) return void requireTestenv(t);
+      const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      await admin.createNode(
+        'pb-dual',
+        ['10.244.90.0/24', 'fd00:10:244:90::/64'],
+        [
+          { type: 'InternalIP', address: '10.9.0.1' },
+          { type: 'InternalIP', address: 'fd00:9::1' },
+          { type: 'Hostname', address: 'pb-dual' },
+        ],
+      );
+      await admin.patchStatus('pb-dual', {
+        conditions: [
+          {
+            type: 'NetworkUnavailable',
+            status: 'False',
+            reason: 'RouteCreated',
+            message: 'ルート ok',
+            lastHeartbeatTime: now,
+            lastTransitionTime: now,
+          },
+        ],
+      });
+      await admin.createNode('pb-bare', []);
+      await admin.patchNode('pb-bare', { metadata: { annotations: { note: 'x'.repeat(20_000) } } });
+      const client = createKubeClient({ kubeconfig });
+      const seen: string[] = [];
+      const inner = client.requestStream.bind(client);
+      client.requestStream = (path, opts, onChunk) =>
+        inner(path, opts, (c, h) => {
+          seen.push(String(h['content-type']));
+          onChunk(c, h);
+        });
+      const listAll = async (lw: NodeListWatch) => {
+        const items: unknown[] = [];
+        const page = await lw.list({ limit: 0 }, AbortSignal.timeout(10_000), (i) => items.push(i));
+        const mine = items
+          .map((i) => transformNode(i))
+          .filter((n) => n?.metadata?.name?.startsWith('pb-'))
+          .map((n) => ({ ...n, metadata: { ...n?.metadata, resourceVersion: undefined } }));
+        return { page, mine };
+      };
+      try {
+        const proto = await listAll(kubeNodeListWatch(client, 'protobuf'));
+        assert.match(seen.at(-1) ?? '', /^application\/vnd\.kubernetes\.protobuf/);
+        const json = await listAll(kubeNodeListWatch(client, 'json'));
+        assert.match(seen.at(-1) ?? '', /^application\/json/);
+        assert.equal(proto.mine.length, 2);
+        assert.deepEqual(proto.mine, json.mine);
+        const dual = proto.mine.find((n) => n.metadata.name === 'pb-dual');
+        assert.deepEqual(dual?.spec?.podCIDRs, ['10.244.90.0/24', 'fd00:10:244:90::/64']);
+        assert.deepEqual(dual?.status?.conditions, [
+          {
+            type: 'NetworkUnavailable',
+            status: 'False',
+            reason: 'RouteCreated',
+            message: 'ルート ok',
+            lastHeartbeatTime: now,
+            lastTransitionTime: now,
+          },
+        ]);
+        assert.match(proto.page.resourceVersion, /^\d+$/);
+        // A Status error answered in protobuf is decoded, not shown as bytes.
+        await assert.rejects(
+          kubeNodeListWatch(client, 'protobuf').list(
+            { limit: 1, continue: 'not-a-token' },
+            AbortSignal.timeout(10_000),
+            () => {},
+          ),
+          (err: Error & { statusCode?: number }) => {
+            assert.equal(err.statusCode, 400);
+            assert.match(err.message, /continue/i);
+            assert.ok(!err.message.includes('k8s\0'), err.message);
+            return true;
+          },
+        );
+      } finally {
+        client.close();
+        await admin.deleteNode('pb-dual');
+        await admin.deleteNode('pb-bare');
       }
     },
   );
