@@ -246,6 +246,7 @@ async function realScenarios(c: BenchCluster, variants: readonly Variant[]): Pro
         withGo: variants.some((v) => v.kind === 'go'),
         logDir,
         log,
+        reps: cfg.reps,
       });
       save();
     }

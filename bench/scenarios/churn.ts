@@ -5,6 +5,7 @@
 // comparison with the same hour without heartbeats) and wrong deletions.
 import { canonicalCIDR } from '../../src/core/cidr.ts';
 import { seededRandom } from '../../src/core/random.ts';
+import { neededBy } from '../../src/sim/needed-by.ts';
 import type { CallOptions, Route } from '../../src/core/types.ts';
 import { nodeName, podCIDRv4, routedNodeSpec } from '../lib/nodes.ts';
 import { addRoutedNode, rig, VIRTUAL_LABELS, type Rig, type VirtualMode } from './virtual.ts';
@@ -68,13 +69,11 @@ async function runHour(
     addRoutedNode(r, i, 'churn');
     names.push(nodeName('churn', i));
   }
-  // A wrong delete: the route of a node that exists and still has that pod CIDR.
+  // A wrong delete: a route a node present at that moment still needs (src/sim/needed-by.ts).
   let wrong = 0;
   const del = r.routes.deleteRoute.bind(r.routes);
   r.routes.deleteRoute = (cluster: string, route: Readonly<Route>, opts: CallOptions) => {
-    const n = r.cluster.get(route.targetNode);
-    const c = canonicalCIDR(route.destinationCIDR);
-    if (n && !route.blackhole && (n.spec?.podCIDRs ?? []).some((p) => canonicalCIDR(p) === c)) wrong++;
+    if (neededBy(r.cluster.get(route.targetNode), route)) wrong++;
     return del(cluster, route, opts);
   };
   r.running = r.controller.run(r.stop.signal);

@@ -39,7 +39,10 @@ export interface ScaleConfig {
 export interface ScaleRow {
   readonly kind: 'memory' | 'go';
   readonly nodes: number;
+  /** The median over the repetitions (each figure's own median). */
   readonly syncS: number;
+  /** Every repetition's initial sync, in the order run. */
+  readonly syncRunsS?: number[];
   readonly syncedMB: number;
   readonly reconciledMB: number;
   /** CPU from start to the end of the first (listing) reconcile, and of that reconcile alone where known. */
@@ -68,7 +71,11 @@ function events(c: BenchCluster, nodes: number, round: string): Events {
       await c.admin.must(
         'PATCH',
         `/api/v1/nodes/idle-00000/status`,
-        { status: { addresses: [{ type: 'InternalIP', address: `192.0.2.${round === 'a' ? 1 : 2}` }] } },
+        {
+          status: {
+            addresses: [{ type: 'InternalIP', address: `192.0.2.${round.startsWith('a') ? 1 : 2}` }],
+          },
+        },
         'application/merge-patch+json',
       );
     },
@@ -101,10 +108,10 @@ async function eventCpu(
 export async function scaleSession(
   c: BenchCluster,
   cfg: ScaleConfig,
-  o: { withGo: boolean; logDir: string; log: (m: string) => void },
+  o: { withGo: boolean; logDir: string; log: (m: string) => void; reps?: number },
 ): Promise<ScaleRow[]> {
   const install = installShipped();
-  const rows: ScaleRow[] = [];
+  const runs: ScaleRow[] = [];
   try {
     const dir = fs.mkdtempSync(path.join(install.dir, 'scale-'));
     o.log(`scale: ${cfg.nodes} dual-stack nodes`);
@@ -130,50 +137,99 @@ export async function scaleSession(
     );
     const config = path.join(dir, 'memory.yaml');
     fs.writeFileSync(config, `initialRoutes: ${JSON.stringify(state)}\n`);
-    const logFile = path.join(o.logDir, `scale-memory-${cfg.nodes}.log`);
-    const spawned = Date.now();
-    const d = await Daemon.start(
-      install.bin,
-      [
-        `--kubeconfig=${kubeconfig}`,
-        `--cluster-cidr=${CLUSTER_CIDR_V4},${CLUSTER_CIDR_V6}`,
-        '--feature-gates=CloudControllerManagerWatchBasedRoutesReconciliation=true',
-        '--leader-elect=true',
-        '--leader-elect-resource-name=scale-memory',
-        '--cloud-provider=memory',
-        `--cloud-config=${config}`,
-      ],
-      logFile,
-    );
-    try {
-      await d.synced(600_000, POLL_MS);
-      // The moment its node cache synced, from its own log: a readiness poll answered during the
-      // first reconcile (CPU-bound at this size) would add that reconcile to the sync.
-      const syncS = (syncedAt(logFile) - spawned) / 1000;
-      await sleep(cfg.settleMs);
-      const syncedMB = d.rssMB();
-      await d.reconciled(1, 600_000);
-      const startCpuMs = d.cpuMs();
-      await sleep(cfg.settleMs);
-      const reconciledMB = d.rssMB();
-      const eventCpuMs = await eventCpu(d.pid, events(c, cfg.nodes, 'a'), () => d.reconciles(), cfg.settleMs);
-      rows.push({ kind: 'memory', nodes: cfg.nodes, syncS, syncedMB, reconciledMB, startCpuMs, eventCpuMs });
-    } finally {
-      await d.stop();
+    // The two peers alternate, so a slow spell of the machine does not land on one side only.
+    const reps = Math.max(1, o.reps ?? 1);
+    for (let rep = 1; rep <= reps; rep++) {
+      o.log(`scale ${rep}/${reps}: shipped daemon`);
+      runs.push(await memoryRow(c, cfg, { bin: install.bin, kubeconfig, config, logDir: o.logDir, rep }));
+      if (o.withGo) {
+        o.log(`scale ${rep}/${reps}: upstream`);
+        runs.push(await goRow(c, cfg, cluster.preload, { logDir: o.logDir, rep }));
+      }
     }
-    if (o.withGo) rows.push(await goRow(c, cfg, cluster.preload, o));
   } finally {
     await c.admin.deleteAllNodes();
     install.remove();
   }
-  return rows;
+  return (['memory', 'go'] as const).flatMap((k) => {
+    const mine = runs.filter((r) => r.kind === k);
+    return mine.length === 0 ? [] : [medianRow(mine)];
+  });
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** Each figure's median over the repetitions; the sync times are kept one by one as well. */
+function medianRow(rows: ScaleRow[]): ScaleRow {
+  const of = (f: (r: ScaleRow) => number): number => median(rows.map(f));
+  return {
+    kind: rows[0]!.kind,
+    nodes: rows[0]!.nodes,
+    syncS: of((r) => r.syncS),
+    syncRunsS: rows.map((r) => r.syncS),
+    syncedMB: of((r) => r.syncedMB),
+    reconciledMB: of((r) => r.reconciledMB),
+    startCpuMs: of((r) => r.startCpuMs),
+    eventCpuMs: {
+      join: of((r) => r.eventCpuMs.join),
+      leave: of((r) => r.eventCpuMs.leave),
+      address: of((r) => r.eventCpuMs.address),
+    },
+  };
+}
+
+async function memoryRow(
+  c: BenchCluster,
+  cfg: ScaleConfig,
+  o: { bin: string; kubeconfig: string; config: string; logDir: string; rep: number },
+): Promise<ScaleRow> {
+  const logFile = path.join(o.logDir, `scale-memory-${cfg.nodes}-${o.rep}.log`);
+  const spawned = Date.now();
+  const d = await Daemon.start(
+    o.bin,
+    [
+      `--kubeconfig=${o.kubeconfig}`,
+      `--cluster-cidr=${CLUSTER_CIDR_V4},${CLUSTER_CIDR_V6}`,
+      '--feature-gates=CloudControllerManagerWatchBasedRoutesReconciliation=true',
+      '--leader-elect=true',
+      `--leader-elect-resource-name=scale-memory-${o.rep}`,
+      '--cloud-provider=memory',
+      `--cloud-config=${o.config}`,
+    ],
+    logFile,
+  );
+  try {
+    await d.synced(600_000, POLL_MS);
+    // The moment its node cache synced, from its own log: a readiness poll answered during the
+    // first reconcile (CPU-bound at this size) would add that reconcile to the sync.
+    const syncS = (syncedAt(logFile) - spawned) / 1000;
+    await sleep(cfg.settleMs);
+    const syncedMB = d.rssMB();
+    await d.reconciled(1, 600_000);
+    const startCpuMs = d.cpuMs();
+    await sleep(cfg.settleMs);
+    const reconciledMB = d.rssMB();
+    const eventCpuMs = await eventCpu(
+      d.pid,
+      events(c, cfg.nodes, `a${o.rep}`),
+      () => d.reconciles(),
+      cfg.settleMs,
+    );
+    return { kind: 'memory', nodes: cfg.nodes, syncS, syncedMB, reconciledMB, startCpuMs, eventCpuMs };
+  } finally {
+    await d.stop();
+  }
 }
 
 async function goRow(
   c: BenchCluster,
   cfg: ScaleConfig,
   preload: string,
-  o: { logDir: string },
+  o: { logDir: string; rep: number },
 ): Promise<ScaleRow> {
   const p: Peer = startPeer(GO_WATCH, {
     kubeconfig: c.goKubeconfig,
@@ -182,7 +238,7 @@ async function goRow(
     preload,
     reportInterval: `${POLL_MS}ms`,
     logDir: o.logDir,
-    tag: `scale${cfg.nodes}`,
+    tag: `scale${cfg.nodes}-${o.rep}`,
   });
   try {
     const t0 = Date.now();
@@ -195,7 +251,7 @@ async function goRow(
     const startCpuMs = cpuMs(p.pid);
     const eventCpuMs = await eventCpu(
       p.pid,
-      events(c, cfg.nodes, 'b'),
+      events(c, cfg.nodes, `b${o.rep}`),
       async () => {
         await sleep(600); // its report interval
         return p.latest()?.list ?? 0;

@@ -100,6 +100,13 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'Burst to use while talking with the Kubernetes apiserver.',
   },
   {
+    name: 'kube-api-content-type',
+    kind: 'string',
+    default: 'application/vnd.kubernetes.protobuf',
+    valueName: 'type',
+    help: 'Content type of the node LIST requests sent to the apiserver: application/vnd.kubernetes.protobuf or application/json (other requests are JSON).',
+  },
+  {
     name: 'leader-elect',
     kind: 'bool',
     default: 'true',

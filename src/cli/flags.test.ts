@@ -27,6 +27,7 @@ describe('flag parsing', () => {
     assert.equal(f.minResyncPeriodMs, 12 * 3_600_000);
     assert.equal(f.kubeApiQps, 20);
     assert.equal(f.kubeApiBurst, 30);
+    assert.equal(f.kubeApiContentType, 'protobuf', "upstream's default (R110)");
     assert.equal(f.cloudWriteQps, 'auto', 'adaptive from the provider by default (R68)');
     assert.equal(f.cloudWriteBurst, 0, "the adaptive budget's own burst");
     assert.equal(f.routeCache, true, 'the route cache is on by default (R66)');
@@ -253,6 +254,21 @@ describe('R60 validation messages', () => {
     ]);
     assert.deepEqual(errorsOf('-v=loud'), [
       'invalid --v "loud": strconv.ParseInt: parsing "loud": invalid syntax',
+    ]);
+  });
+
+  test('--kube-api-content-type takes the two media types, nothing else (R110)', () => {
+    assert.equal(
+      parseFlags([...BASE, '--kube-api-content-type=application/json']).flags.kubeApiContentType,
+      'json',
+    );
+    assert.equal(
+      parseFlags([...BASE, '--kube-api-content-type=application/vnd.kubernetes.protobuf']).flags
+        .kubeApiContentType,
+      'protobuf',
+    );
+    assert.deepEqual(parseFlags([...BASE, '--kube-api-content-type=application/yaml']).errors, [
+      '--kube-api-content-type must be one of: application/vnd.kubernetes.protobuf, application/json',
     ]);
   });
 

@@ -13,6 +13,8 @@ export { FLAGS, WATCH_GATE, type FlagKind, type FlagSpec } from './flag-table.ts
 export type { SecureServingFlags } from './serving-flags.ts';
 
 const BY_NAME = new Map(FLAGS.map((f) => [f.name, f]));
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+const JSON_TYPE = 'application/json';
 
 export interface DaemonFlags {
   readonly cloudProvider: string;
@@ -29,6 +31,8 @@ export interface DaemonFlags {
   readonly master: string;
   readonly kubeApiQps: number;
   readonly kubeApiBurst: number;
+  /** R110: the node LIST's preferred encoding. */
+  readonly kubeApiContentType: 'protobuf' | 'json';
   readonly leaderElect: boolean;
   readonly leaseDurationMs: number;
   readonly renewDeadlineMs: number;
@@ -246,6 +250,7 @@ export function parseFlags(argv: readonly string[]): ParseResult {
   );
   const cloudWriteBurstFlag = convert(raw, 'cloud-write-burst', errors, parseInteger);
   const logFormat = str('log-format');
+  const contentType = str('kube-api-content-type').trim();
   const verbosity = convert(raw, 'v', errors, (v) => {
     const n = parseInteger(v);
     if (n < 0) throw new Error('must be a non-negative integer');
@@ -286,6 +291,9 @@ export function parseFlags(argv: readonly string[]): ParseResult {
     errors.push('--cloud-write-qps must be auto, 0 or greater');
   if (!(cloudWriteBurstFlag >= 0)) errors.push('--cloud-write-burst must be 0 or greater');
   if (logFormat !== 'text' && logFormat !== 'json') errors.push('--log-format must be one of: text, json');
+  if (contentType !== PROTOBUF && contentType !== JSON_TYPE) {
+    errors.push(`--kube-api-content-type must be one of: ${PROTOBUF}, ${JSON_TYPE}`);
+  }
 
   const flags: DaemonFlags = {
     cloudProvider,
@@ -301,6 +309,7 @@ export function parseFlags(argv: readonly string[]): ParseResult {
     master: str('master'),
     kubeApiQps,
     kubeApiBurst,
+    kubeApiContentType: contentType === JSON_TYPE ? 'json' : 'protobuf',
     leaderElect,
     leaseDurationMs,
     renewDeadlineMs,

@@ -74,7 +74,11 @@ export async function runPlan(argv: readonly string[], io: CliIO): Promise<numbe
     io.stdout('Routes are not configured (--configure-cloud-routes=false): nothing to plan.\n');
     return 0;
   }
-  const informer = new NodeInformer({ client: kube, logger: logger.named('reflector') });
+  const informer = new NodeInformer({
+    client: kube,
+    listContentType: flags.kubeApiContentType,
+    logger: logger.named('reflector'),
+  });
   lister.bind(informer);
   const abort = new AbortController();
   const unsubscribe = io.onSignal(() => abort.abort(new Error('interrupted')));

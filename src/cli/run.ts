@@ -139,7 +139,12 @@ export async function runDaemon(argv: readonly string[], io: CliIO): Promise<num
   let recorder: KubeEventRecorder | undefined;
   let controller: RouteController | undefined;
   if (flags.configureCloudRoutes && kube && routes) {
-    informer = new NodeInformer({ client: kube, logger: logger.named('reflector'), metrics });
+    informer = new NodeInformer({
+      client: kube,
+      listContentType: flags.kubeApiContentType,
+      logger: logger.named('reflector'),
+      metrics,
+    });
     lister.bind(informer);
     recorder = flags.dryRun
       ? undefined

@@ -2,7 +2,7 @@
 // reconcile (against the route cache when it may, R66), plus retry (R46–R47,
 // R70), safety resync (R49) and informer-style resync (R50).
 import type { Clock, TimerHandle } from '../core/clock.ts';
-import { informerResyncMs, resyncDelayMs, retryDelayMs } from '../core/backoff.ts';
+import { informerResyncMs, resyncDelayMs, retryDelayMs, safetyResyncPeriodMs } from '../core/backoff.ts';
 import { nodeUpdateTrigger, type Trigger } from '../core/trigger-filter.ts';
 import { RouteWorkQueue } from '../core/work-queue.ts';
 import { currentNetworkCondition } from '../core/condition.ts';
@@ -197,7 +197,7 @@ export class WatchMode {
   private armSafetyResync(): void {
     const p = this.opts.routeResyncPeriodMs ?? DEFAULTS.routeResyncPeriodMs;
     if (p <= 0) return;
-    const period = this.throttledLists === 0 ? p : Math.min(p, 0.1 * p * 2 ** (this.throttledLists - 1));
+    const period = safetyResyncPeriodMs(p, this.throttledLists);
     this.clock.clearTimeout(this.resyncTimer);
     this.resyncTimer = this.clock.setTimeout(
       () => {

@@ -29,6 +29,16 @@ export function resyncDelayMs(periodMs: number, random: () => number): number {
   return periodMs * (0.9 + 0.2 * random());
 }
 
+/**
+ * R49 + R109: the period the next safety resync is drawn around. After a
+ * listing reconcile whose list was throttled `throttledInARow` times in a
+ * row: 0.1 P, doubling per further throttled list, at most P; otherwise P.
+ */
+export function safetyResyncPeriodMs(periodMs: number, throttledInARow: number): number {
+  if (throttledInARow <= 0) return periodMs;
+  return Math.min(periodMs, 0.1 * periodMs * 2 ** (throttledInARow - 1));
+}
+
 /** R50: the informer-style resync period, drawn once from [M, 2M). */
 export function informerResyncMs(minResyncMs: number, random: () => number): number {
   return minResyncMs * (1 + random());

@@ -7,6 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import { VirtualClock } from '../core/clock.ts';
 import { KubeApiError, KubeClient, KubeRequestError, apiErrorFrom, parseRetryAfter } from './kube-client.ts';
 import type { KubeConnection } from './kube-connection.ts';
+import { encodeStatus } from './testing/k8s-proto.ts';
 import { RequestRateLimiter } from '../core/rate-limiter.ts';
 
 function httpConfig(server: string): KubeConnection {
@@ -249,5 +250,38 @@ describe('rate limiter and error parsing', () => {
       apiErrorFrom(502, {}, '<html>bad gateway</html>').message,
       'HTTP 502 Bad Gateway: <html>bad gateway</html>',
     );
+  });
+
+  test('a protobuf Status (R110) gives the same message, reason and retry time as its JSON', () => {
+    const status = {
+      status: 'Failure',
+      message: 'too many requests, please try again later',
+      reason: 'TooManyRequests',
+      code: 429,
+      details: { retryAfterSeconds: 3 },
+    };
+    const proto = apiErrorFrom(
+      429,
+      { 'content-type': 'application/vnd.kubernetes.protobuf' },
+      encodeStatus(status),
+    );
+    const json = apiErrorFrom(
+      429,
+      { 'content-type': 'application/json' },
+      Buffer.from(JSON.stringify(status)),
+    );
+    for (const e of [proto, json]) {
+      assert.equal(e.statusCode, 429);
+      assert.equal(e.message, status.message);
+      assert.equal(e.reason, 'TooManyRequests');
+      assert.equal(e.retryAfterMs, 3000);
+    }
+    // Labelled protobuf but not: the status code and the raw text, never a throw.
+    const odd = apiErrorFrom(
+      503,
+      { 'content-type': 'application/vnd.kubernetes.protobuf' },
+      Buffer.from('oops'),
+    );
+    assert.equal(odd.message, 'HTTP 503 Service Unavailable: oops');
   });
 });

@@ -22,7 +22,12 @@ import {
   type BackoffOptions,
   type CachedNode,
 } from './node-cache.ts';
-import { kubeNodeListWatch, type NodeListWatch, type RawWatchEvent } from './node-transport.ts';
+import {
+  kubeNodeListWatch,
+  type NodeListContentType,
+  type NodeListWatch,
+  type RawWatchEvent,
+} from './node-transport.ts';
 
 export { transformNode, diffCaches, informerBackoffMs, type CachedNode } from './node-cache.ts';
 
@@ -32,6 +37,8 @@ export interface NodeInformerOptions {
   /** Where nodes come from: a KubeClient, or any list/watch (tests). */
   readonly client?: KubeClient;
   readonly listWatch?: NodeListWatch;
+  /** With `client`: the node LIST's preferred encoding (default protobuf, R110). */
+  readonly listContentType?: NodeListContentType;
   readonly logger?: Logger;
   readonly metrics?: RouteControllerMetrics;
   readonly clock?: Clock;
@@ -88,7 +95,8 @@ export class NodeInformer implements NodeSource {
   private loop: Promise<void> | undefined;
 
   constructor(opts: NodeInformerOptions) {
-    const lw = opts.listWatch ?? (opts.client ? kubeNodeListWatch(opts.client) : undefined);
+    const lw =
+      opts.listWatch ?? (opts.client ? kubeNodeListWatch(opts.client, opts.listContentType) : undefined);
     if (!lw) throw new TypeError('NodeInformer needs a client or a listWatch');
     this.lw = lw;
     this.logger = opts.logger ?? nopLogger;

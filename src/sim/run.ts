@@ -7,11 +7,12 @@ import { MemoryRoutes } from '../cloud/memory/memory-routes.ts';
 import { VirtualClock } from '../core/clock.ts';
 import { ThrottledError } from '../core/errors.ts';
 import { nopLogger } from '../core/ports.ts';
-import type { Node, NodeAddress, Route, Routes } from '../core/types.ts';
+import type { NodeAddress, Routes } from '../core/types.ts';
 import { DEFAULTS } from '../controller/options.ts';
 import type { ReconcileReport } from '../controller/reconcile.ts';
 import { RouteController } from '../controller/route-controller.ts';
 import { seededRandom } from './random.ts';
+import { neededBy } from './needed-by.ts';
 import {
   CLUSTER_CIDR,
   CLUSTER_NAME,
@@ -76,18 +77,6 @@ export interface ModeResult {
   /** Delete calls (attempts included) of a route a present node still needed: its pod CIDR, to its current address. */
   readonly wrongDeletes: number;
   readonly final: FinalState;
-}
-
-const internalAddress = (a: readonly NodeAddress[] | undefined): string | undefined =>
-  a?.find((x) => x.type === 'InternalIP')?.address;
-
-/** Whether `route` is the one `node` needs right now (deleting it would unroute the node). */
-export function neededBy(node: Node | undefined, route: Readonly<Route>): boolean {
-  if (node === undefined) return false;
-  return (
-    (node.spec?.podCIDRs ?? []).includes(route.destinationCIDR) &&
-    internalAddress(node.status?.addresses) === internalAddress(route.targetNodeAddresses)
-  );
 }
 
 /** R49's period as the runs use it (the daemon's default, SPEC §7.1). */

@@ -9,7 +9,8 @@ import { percentile, unmatchedReconciles } from './compare.ts';
 import { htmlReport } from './report-html.ts';
 import { checksText, textTable } from './report.ts';
 import { buildTimeline, nodeName, PRESETS, validateScenario, type Scenario } from './scenario.ts';
-import { neededBy, SAFETY_RESYNC_MS } from './run.ts';
+import { neededBy } from './needed-by.ts';
+import { SAFETY_RESYNC_MS } from './run.ts';
 import { simulate, type Simulation } from './simulate.ts';
 
 // The hour matters for the ListRoutes ratio (periodic mode lists 360 times an
@@ -228,6 +229,17 @@ describe('simulator: timeline', () => {
     assert.equal(neededBy(node, route('10.0.1.0/24', '172.16.9.9')), false, 'the old address after a change');
     assert.equal(neededBy(node, route('10.0.2.0/24', '172.16.0.1')), false, 'not its pod CIDR');
     assert.equal(neededBy(undefined, route('10.0.1.0/24', '172.16.0.1')), false, 'the node left');
+    assert.equal(neededBy(node, route('10.0.1.0', '172.16.0.1')), false, 'not a CIDR');
+    assert.equal(
+      neededBy(node, { ...route('10.0.1.0/24', '172.16.0.1'), blackhole: true }),
+      false,
+      'a blackhole',
+    );
+    assert.equal(
+      neededBy(node, { ...route('10.0.1.0/24', ''), targetNodeAddresses: [] }),
+      true,
+      'no address named',
+    );
   });
 
   it('percentiles are nearest-rank; reconciles are matched by start and trigger', () => {
