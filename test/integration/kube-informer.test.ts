@@ -257,18 +257,15 @@ describe('node informer on a real apiserver (watch cache on)', { timeout: 150_00
           { type: 'Hostname', address: 'pb-dual' },
         ],
       );
-      await admin.patchStatus('pb-dual', {
-        conditions: [
-          {
-            type: 'NetworkUnavailable',
-            status: 'False',
-            reason: 'RouteCreated',
-            message: 'ルート ok',
-            lastHeartbeatTime: now,
-            lastTransitionTime: now,
-          },
-        ],
-      });
+      const networkOK = {
+        type: 'NetworkUnavailable',
+        status: 'False',
+        reason: 'RouteCreated',
+        message: 'ルート ok',
+        lastHeartbeatTime: now,
+        lastTransitionTime: now,
+      };
+      await admin.patchStatus('pb-dual', { conditions: [networkOK] });
       await admin.createNode('pb-bare', []);
       await admin.patchNode('pb-bare', { metadata: { annotations: { note: 'x'.repeat(20_000) } } });
       const client = createKubeClient({ kubeconfig });
@@ -297,16 +294,7 @@ describe('node informer on a real apiserver (watch cache on)', { timeout: 150_00
         assert.deepEqual(proto.mine, json.mine);
         const dual = proto.mine.find((n) => n.metadata.name === 'pb-dual');
         assert.deepEqual(dual?.spec?.podCIDRs, ['10.244.90.0/24', 'fd00:10:244:90::/64']);
-        assert.deepEqual(dual?.status?.conditions, [
-          {
-            type: 'NetworkUnavailable',
-            status: 'False',
-            reason: 'RouteCreated',
-            message: 'ルート ok',
-            lastHeartbeatTime: now,
-            lastTransitionTime: now,
-          },
-        ]);
+        assert.deepEqual(dual?.status?.conditions, [networkOK]);
         assert.match(proto.page.resourceVersion, /^\d+$/);
         // A Status error answered in protobuf is decoded, not shown as bytes.
         await assert.rejects(
