@@ -13,6 +13,7 @@ import { cpuMs, Daemon, rssMB } from '../lib/daemon.ts';
 import { CLUSTER_CIDR_V4, CLUSTER_CIDR_V6, makeNode, podCIDRs } from '../lib/nodes.ts';
 import { startPeer, type Peer, type Variant } from '../lib/peers.ts';
 import { installShipped } from '../lib/shipped-install.ts';
+import { spread } from '../lib/stats.ts';
 import { routedCluster } from './realtime.ts';
 import { shippedKubeconfig } from './shipped.ts';
 
@@ -157,15 +158,9 @@ export async function scaleSession(
   });
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
 /** Each figure's median over the repetitions; the sync times are kept one by one as well. */
 function medianRow(rows: ScaleRow[]): ScaleRow {
-  const of = (f: (r: ScaleRow) => number): number => median(rows.map(f));
+  const of = (f: (r: ScaleRow) => number): number => spread(rows.map(f))!.median;
   return {
     kind: rows[0]!.kind,
     nodes: rows[0]!.nodes,

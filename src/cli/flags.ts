@@ -4,6 +4,7 @@
 import { hasHostBits, parseCIDR, type Cidr } from '../core/cidr.ts';
 import { parseDuration } from '../core/duration.ts';
 import { defaultWriteBurst } from '../controller/options.ts';
+import { PROTOBUF_CONTENT_TYPE } from '../kube/proto-messages.ts';
 import { parseBindAddress, type BindAddress } from '../server/bind-address.ts';
 import { FLAGS, GATES, WATCH_GATE } from './flag-table.ts';
 import { parseServingFlags, type SecureServingFlags } from './serving-flags.ts';
@@ -13,7 +14,6 @@ export { FLAGS, WATCH_GATE, type FlagKind, type FlagSpec } from './flag-table.ts
 export type { SecureServingFlags } from './serving-flags.ts';
 
 const BY_NAME = new Map(FLAGS.map((f) => [f.name, f]));
-const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 const JSON_TYPE = 'application/json';
 
 export interface DaemonFlags {
@@ -291,8 +291,8 @@ export function parseFlags(argv: readonly string[]): ParseResult {
     errors.push('--cloud-write-qps must be auto, 0 or greater');
   if (!(cloudWriteBurstFlag >= 0)) errors.push('--cloud-write-burst must be 0 or greater');
   if (logFormat !== 'text' && logFormat !== 'json') errors.push('--log-format must be one of: text, json');
-  if (contentType !== PROTOBUF && contentType !== JSON_TYPE) {
-    errors.push(`--kube-api-content-type must be one of: ${PROTOBUF}, ${JSON_TYPE}`);
+  if (contentType !== PROTOBUF_CONTENT_TYPE && contentType !== JSON_TYPE) {
+    errors.push(`--kube-api-content-type must be one of: ${PROTOBUF_CONTENT_TYPE}, ${JSON_TYPE}`);
   }
 
   const flags: DaemonFlags = {

@@ -5,14 +5,19 @@
 // { metadata = 1, items = 2 }; the apiserver streams items as it encodes
 // them. Only one item's bytes are held at a time, and fields beyond the
 // list's items are skipped without being buffered.
-import { decodeListMeta, decodeNode, decodeTypeMetaKind, PROTOBUF_MAGIC } from './proto-messages.ts';
+import {
+  decodeListMeta,
+  decodeNode,
+  decodeTypeMetaKind,
+  expectMagic,
+  PROTOBUF_MAGIC,
+  UNKNOWN_RAW,
+  UNKNOWN_TYPE_META,
+} from './proto-messages.ts';
 import { ProtoError, ProtoReader, ProtoTruncated, WIRE_LEN } from './proto-reader.ts';
 
-const MAGIC = PROTOBUF_MAGIC;
 const EMPTY = Buffer.alloc(0);
 
-const UNKNOWN_TYPE_META = 1;
-const UNKNOWN_RAW = 2;
 const LIST_METADATA = 1;
 const LIST_ITEMS = 2;
 /** A tag and a length prefix: at most 10 bytes each. */
@@ -83,13 +88,8 @@ export class ProtoListScanner {
   private ensure(n: number): boolean {
     if (this.buf.length - this.pos >= n) return true;
     if (this.available() < n) return false;
-    if (this.pos === this.buf.length) {
-      const head = this.queued.shift()!;
-      this.queuedBytes -= head.length;
-      this.buf = head;
-      this.pos = 0;
-      if (head.length >= n) return true;
-    }
+    this.nextChunkIfDone();
+    if (this.buf.length - this.pos >= n) return true;
     const parts = [this.buf.subarray(this.pos)];
     let have = parts[0]!.length;
     while (have < n) {
@@ -104,6 +104,15 @@ export class ProtoListScanner {
     this.buf = Buffer.concat(parts, n);
     this.pos = 0;
     return true;
+  }
+
+  /** Moves on to the next chunk, without copying, once the current one is used up. */
+  private nextChunkIfDone(): void {
+    while (this.pos === this.buf.length && this.queued.length > 0) {
+      this.buf = this.queued.shift()!;
+      this.queuedBytes -= this.buf.length;
+      this.pos = 0;
+    }
   }
 
   /** Consumes `n` bytes, some of which may not have arrived yet. */
@@ -138,11 +147,7 @@ export class ProtoListScanner {
    * would make every body straddle two pieces and be copied.
    */
   private header(atEnd: boolean): { field: number; length: number; start: number } | undefined {
-    while (this.pos === this.buf.length && this.queued.length > 0) {
-      this.buf = this.queued.shift()!;
-      this.queuedBytes -= this.buf.length;
-      this.pos = 0;
-    }
+    this.nextChunkIfDone();
     let h = this.headerInPlace();
     if (h === undefined) {
       // Split across chunks: join just enough bytes.
@@ -181,11 +186,9 @@ export class ProtoListScanner {
     for (;;) {
       if (this.skipping > 0) return;
       if (this.phase === 'magic') {
-        if (!this.ensure(MAGIC.length)) return;
-        if (!this.buf.subarray(this.pos, this.pos + MAGIC.length).equals(MAGIC)) {
-          throw new ProtoError('not a Kubernetes protobuf message (no "k8s\\0" prefix)');
-        }
-        this.pos += MAGIC.length;
+        if (!this.ensure(PROTOBUF_MAGIC.length)) return;
+        expectMagic(this.buf, this.pos);
+        this.pos += PROTOBUF_MAGIC.length;
         this.phase = 'envelope';
         continue;
       }

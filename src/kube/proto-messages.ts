@@ -10,6 +10,13 @@ import { expectWire, ProtoError, ProtoReader, WIRE_LEN, WIRE_VARINT } from './pr
 
 type Obj = Record<string, unknown>;
 
+export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
+/** Every protobuf body of the apiserver starts with these bytes ("k8s\0"). */
+export const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
+/** runtime.Unknown, the envelope after the magic: { typeMeta = 1, raw = 2, … }. */
+export const UNKNOWN_TYPE_META = 1;
+export const UNKNOWN_RAW = 2;
+
 // Field numbers (k8s.io/api/core/v1/generated.proto, apimachinery meta/v1).
 const NODE_METADATA = 1;
 const NODE_SPEC = 2;
@@ -230,14 +237,7 @@ function nodeStatus(r: ProtoReader): Obj {
   return status;
 }
 
-/**
- * A core/v1 Node in `buf[start, end)`, as the subset of its JSON that R58
- * reads: metadata {name, uid, resourceVersion, creationTimestamp}, spec
- * {podCIDR, podCIDRs, providerID}, status {addresses, conditions (only
- * NetworkUnavailable)}. Throws ProtoError on malformed bytes.
- */
-export function decodeNode(buf: Buffer, start: number, end: number): Obj {
-  const r = new ProtoReader(buf, start, end);
+function node(r: ProtoReader): Obj {
   const node: Obj = {};
   while (r.pos < r.end) {
     const tag = r.tag();
@@ -258,9 +258,7 @@ export function decodeNode(buf: Buffer, start: number, end: number): Obj {
   return node;
 }
 
-/** metav1.ListMeta → { resourceVersion, continue } (empty strings omitted, as in JSON). */
-export function decodeListMeta(buf: Buffer, start: number, end: number): Obj {
-  const r = new ProtoReader(buf, start, end);
+function listMeta(r: ProtoReader): Obj {
   const md: Obj = {};
   while (r.pos < r.end) {
     const tag = r.tag();
@@ -272,9 +270,7 @@ export function decodeListMeta(buf: Buffer, start: number, end: number): Obj {
   return md;
 }
 
-/** runtime.TypeMeta's kind. */
-export function decodeTypeMetaKind(buf: Buffer, start: number, end: number): string {
-  const r = new ProtoReader(buf, start, end);
+function typeMetaKind(r: ProtoReader): string {
   let kind = '';
   while (r.pos < r.end) {
     const tag = r.tag();
@@ -296,9 +292,7 @@ function statusDetails(r: ProtoReader): Obj {
   return d;
 }
 
-/** metav1.Status (an error answer) as its JSON subset: status, message, reason, code, details.retryAfterSeconds. */
-export function decodeStatus(buf: Buffer, start: number, end: number): Obj {
-  const r = new ProtoReader(buf, start, end);
+function status(r: ProtoReader): Obj {
   const s: Obj = {};
   while (r.pos < r.end) {
     const tag = r.tag();
@@ -326,20 +320,41 @@ export function decodeStatus(buf: Buffer, start: number, end: number): Obj {
   return s;
 }
 
-export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
-/** Every protobuf body of the apiserver starts with these bytes ("k8s\0"). */
-export const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
-const UNKNOWN_RAW = 2;
+/** A decoder of one message in `buf[start, end)`. */
+const at =
+  <T>(decode: (r: ProtoReader) => T) =>
+  (buf: Buffer, start: number, end: number): T =>
+    decode(new ProtoReader(buf, start, end));
 
-/** A whole protobuf Status body: the magic, then runtime.Unknown whose raw is the Status. */
-export function decodeStatusBody(body: Buffer): Obj {
-  if (body.length < 4 || !body.subarray(0, 4).equals(PROTOBUF_MAGIC)) {
+/**
+ * A core/v1 Node, as the subset of its JSON that R58 reads: metadata {name,
+ * uid, resourceVersion, creationTimestamp}, spec {podCIDR, podCIDRs,
+ * providerID}, status {addresses, conditions (only NetworkUnavailable)}.
+ * Throws ProtoError on malformed bytes.
+ */
+export const decodeNode = at(node);
+/** metav1.ListMeta → { resourceVersion, continue } (empty strings omitted, as in JSON). */
+export const decodeListMeta = at(listMeta);
+/** runtime.TypeMeta's kind. */
+export const decodeTypeMetaKind = at(typeMetaKind);
+
+/** Throws unless `buf[pos…]` starts with the apiserver's protobuf prefix. */
+export function expectMagic(buf: Buffer, pos: number): void {
+  if (
+    buf.length - pos < PROTOBUF_MAGIC.length ||
+    !buf.subarray(pos, pos + PROTOBUF_MAGIC.length).equals(PROTOBUF_MAGIC)
+  ) {
     throw new ProtoError('not a Kubernetes protobuf message (no "k8s\\0" prefix)');
   }
-  const r = new ProtoReader(body, 4);
+}
+
+/** A whole protobuf Status body (an error answer), as its JSON subset: status, message, reason, code, details.retryAfterSeconds. */
+export function decodeStatusBody(body: Buffer): Obj {
+  expectMagic(body, 0);
+  const r = new ProtoReader(body, PROTOBUF_MAGIC.length);
   while (r.pos < r.end) {
     const tag = r.tag();
-    if (tag >>> 3 === UNKNOWN_RAW) return nested(r, tag, 'raw', (x) => decodeStatus(x.buf, x.pos, x.end));
+    if (tag >>> 3 === UNKNOWN_RAW) return nested(r, tag, 'raw', status);
     r.skip(tag & 7);
   }
   throw new ProtoError('protobuf answer without an object');
