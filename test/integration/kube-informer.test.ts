@@ -320,6 +320,8 @@ describe('node informer on a real apiserver (watch cache on)', { timeout: 150_00
 
   test('403 is logged at Error and retried until the grant arrives', { timeout: 30_000 }, async (t) => {
     if (!enabled || cp === undefined) return void requireTestenv(t);
+    // A node of its own, so the synced list is not empty whichever tests ran before.
+    await admin.createNode('late-grant-node', []);
     const kc = await cp.userKubeconfig('late-grant');
     const client = createKubeClient({ kubeconfig: kc });
     const logger = new MemoryLogger(4);
@@ -346,10 +348,11 @@ describe('node informer on a real apiserver (watch cache on)', { timeout: 150_00
       );
       assert.equal(r.status, 201, r.body);
       assert.equal(await informer.waitForSync(AbortSignal.timeout(15_000)), true);
-      assert.ok(informer.list().length >= 1);
+      assert.ok(informer.list().some((n) => n.metadata?.name === 'late-grant-node'));
     } finally {
       await informer.stop();
       client.close();
+      await admin.deleteNode('late-grant-node');
     }
   });
 });
