@@ -143,15 +143,16 @@ class Run {
     this.endProbe?.();
   }
 
-  note(r: { outcome: string; retryAfterMs: number | undefined }): void {
+  /** `startedAt`: when the write was sent, so the pacer cuts once per congestion episode (R69). */
+  note(r: { outcome: string; retryAfterMs: number | undefined }, startedAt: number): void {
     const probe = this.deps.throttleProbe;
     if (r.outcome === 'success') {
-      this.deps.writeLimiter?.onSuccess();
+      this.deps.writeLimiter?.onSuccess(startedAt);
       if (probe) probe.throttled = false;
     } else if (!KNOWN_FAILURES.has(r.outcome)) this.stateKnown = false;
     if (r.outcome === 'throttled' || r.retryAfterMs !== undefined) {
       if (probe) probe.throttled = true;
-      this.deps.writeLimiter?.onThrottle(r.retryAfterMs);
+      this.deps.writeLimiter?.onThrottle(r.retryAfterMs, startedAt);
       this.throttled = true;
       this.stopPacing.abort();
       // "Latest wins" (R47).
@@ -192,8 +193,9 @@ class Run {
         try {
           const after = this.gate(); // the probe's throttle defers this call (R47)
           if (after) return after;
+          const startedAt = this.deps.clock.now();
           const res = await once();
-          this.note(res.ok ? { outcome: 'success', retryAfterMs: undefined } : res);
+          this.note(res.ok ? { outcome: 'success', retryAfterMs: undefined } : res, startedAt);
           return res;
         } finally {
           if (probing) this.releaseProbe();
@@ -293,6 +295,7 @@ async function executeBatched(
           route: creates[i - deletes.length]!.route,
         })),
     };
+    const startedAt = clock.now();
     const r = await caller.call(
       'apply',
       `${plan.deletes.length} deletes, ${plan.creates.length} creates`,
@@ -300,7 +303,7 @@ async function executeBatched(
       signal,
       (opts) => routes.applyRoutes!(clusterName, plan, opts),
     );
-    if (r.ok) run.note({ outcome: 'success', retryAfterMs: undefined });
+    if (r.ok) run.note({ outcome: 'success', retryAfterMs: undefined }, startedAt);
     const perOp: OperationResult[] = r.ok
       ? r.value
       : pending.map(() => ({ ok: false, error: r.error }) as OperationResult);
@@ -322,7 +325,7 @@ async function executeBatched(
             durationMs: r.durationMs,
           }
         : r;
-      if (!call.ok) run.note(call);
+      if (!call.ok) run.note(call, startedAt);
       results[idx] = run.toOp(call, attempt);
       if (results[idx].kind === 'conflict') next.push(idx);
     });

@@ -119,7 +119,7 @@ describe('known outcomes keep the route cache (SPEC R85)', () => {
   });
 
   it('R70/R85: throttles without a retry time, unpaced: cached retries I apart (no list, no escalation, no hammering)', async () => {
-    const h = watching();
+    const h = watching({ controller: { cloudWriteQPS: 0 } });
     await started(h);
     h.cloud.failFraction(1, ['list', 'create', 'delete'], () => new ThrottledError('RequestLimitExceeded'));
     const t = join(h, 'b', '10.120.1.0/24');
@@ -146,7 +146,7 @@ describe('known outcomes keep the route cache (SPEC R85)', () => {
   });
 
   it('R86: after a throttle, unpaced, a cached reconcile sends one write first; the rest follow its success', async () => {
-    const h = watching({ cloud: { latencyMs: 50 } });
+    const h = watching({ cloud: { latencyMs: 50 }, controller: { cloudWriteQPS: 0 } });
     await started(h);
     await h.clock.advance(S); // the first reconcile has created node a's route
     h.cloud.failFraction(1, ['list', 'create', 'delete'], () => new ThrottledError('RequestLimitExceeded'));

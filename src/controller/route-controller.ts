@@ -164,9 +164,10 @@ export class RouteController {
 }
 
 /**
- * R68: the shared cloud write pacer, or undefined when unpaced. 'auto' is
- * adaptive from the provider's documented limit in watch mode only: periodic
- * mode keeps upstream's behaviour unless a fixed budget is asked for.
+ * R68: the shared cloud write pacer, or undefined when unpaced (`0`). 'auto' is
+ * adaptive from the provider's documented limit in watch mode; without one, and
+ * in periodic mode (upstream's pace until the cloud objects), it learns the
+ * cloud's pace from its first throttle (R111).
  */
 function writePacer(
   options: RouteControllerOptions,
@@ -183,16 +184,16 @@ function writePacer(
   if (qps === 'auto') {
     const limit = options.cloudWriteLimit;
     if (!(options.watchBasedReconciliation ?? false) || limit === undefined || limit === 'unlimited')
-      return undefined;
+      return new AdaptiveWritePacer(clock, { kind: 'learning', onRate });
     const budget = budgetForLimit(limit);
     const burst = burstFlag || budget.burst;
-    return new AdaptiveWritePacer(clock, { qps: budget.qps, burst, adaptive: true, onRate });
+    return new AdaptiveWritePacer(clock, { kind: 'adaptive', qps: budget.qps, burst, onRate });
   }
   if (!Number.isFinite(qps) || qps < 0)
     throw new RouteControllerConfigError(`RouteController: cloudWriteQPS must be >= 0 or 'auto', got ${qps}`);
   if (qps === 0) return undefined;
   const burst = burstFlag || defaultWriteBurst(qps);
-  return new AdaptiveWritePacer(clock, { qps, burst, adaptive: false, onRate });
+  return new AdaptiveWritePacer(clock, { kind: 'fixed', qps, burst, onRate });
 }
 
 /**

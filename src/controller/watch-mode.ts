@@ -144,7 +144,8 @@ export class WatchMode {
       this.throttledLists = report.listThrottled ? this.throttledLists + 1 : 0;
       this.armSafetyResync();
     }
-    if (report.throttleUntil !== undefined) this.queue.setThrottleDeadline(report.throttleUntil);
+    const deadline = this.throttleDeadline(report);
+    if (deadline !== undefined) this.queue.setThrottleDeadline(deadline);
     if (report.handover) {
       // R67: the cache is gone; a listing reconcile takes over under R44/R47 (R46 if it fails too).
       this.queue.add('node_change');
@@ -178,6 +179,17 @@ export class WatchMode {
       // changed, noop, or only permanent failures (R46, R85): the next failure starts again at 10 s.
       this.consecutiveErrors = 0;
     }
+  }
+
+  /**
+   * R47: no reconcile before the cloud's retry time. R112: unpaced (--cloud-write-qps=0), nothing
+   * learns the cloud's pace, so after a throttle no reconcile, cached or not, starts sooner than
+   * upstream's watch mode would send again: I after the throttled one started.
+   */
+  private throttleDeadline(report: ReconcileReport): number | undefined {
+    const throttled = report.throttleUntil !== undefined || report.failureKinds.has('throttled');
+    if (!throttled || this.deps.writeLimiter !== undefined) return report.throttleUntil;
+    return Math.max(report.throttleUntil ?? 0, this.clock.now() - report.durationMs + this.minIntervalMs);
   }
 
   private armRetry(waitMs: number): void {

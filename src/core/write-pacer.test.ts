@@ -1,13 +1,16 @@
-// The cloud write pacer (SPEC R68–R70) on a virtual clock: cut on throttle,
-// retry time honoured, additive recovery up to the ceiling, fixed budgets.
+// The cloud write pacer (SPEC R68–R70, R111) on a virtual clock: one cut per
+// congestion episode, retry time honoured, recovery with elapsed time up to the
+// ceiling, a learning pacer that engages at the rate the cloud accepted, fixed budgets.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { VirtualClock } from './clock.ts';
 import {
   AdaptiveWritePacer,
   budgetForLimit,
+  PACER_DECREASE,
   PACER_FLOOR_DIVISOR,
-  PACER_INCREASE_SHARE,
+  PACER_RECOVERY_SHARE,
 } from './write-pacer.ts';
 
 const never = new AbortController().signal;
@@ -21,6 +24,9 @@ async function starts(clock: VirtualClock, pacer: AdaptiveWritePacer, n: number)
   return at;
 }
 
+const close = (a: number | undefined, b: number, what: string): void =>
+  assert.ok(a !== undefined && Math.abs(a - b) < 1e-9, `${what}: ${a} ≠ ${b}`);
+
 describe('AdaptiveWritePacer (R68–R70)', () => {
   it('starts a little under the documented limit', () => {
     assert.deepEqual(budgetForLimit({ qps: 20, burst: 40 }), { qps: 19, burst: 36 });
@@ -30,7 +36,7 @@ describe('AdaptiveWritePacer (R68–R70)', () => {
 
   it('lets the burst through at once, then one write per 1/qps', async () => {
     const clock = new VirtualClock();
-    const p = new AdaptiveWritePacer(clock, { qps: 10, burst: 5, adaptive: true });
+    const p = new AdaptiveWritePacer(clock, { kind: 'adaptive', qps: 10, burst: 5 });
     const t0 = clock.now();
     const at = await starts(clock, p, 8);
     assert.deepEqual(
@@ -39,74 +45,79 @@ describe('AdaptiveWritePacer (R68–R70)', () => {
     );
   });
 
-  it('a throttle halves the rate and blocks writes until the retry time', async () => {
+  it('a throttle cuts the rate and blocks writes until the retry time', async () => {
     const clock = new VirtualClock();
     const rates: number[] = [];
-    const p = new AdaptiveWritePacer(clock, {
-      qps: 10,
-      burst: 2,
-      adaptive: true,
-      onRate: (r) => rates.push(r),
-    });
+    const p = new AdaptiveWritePacer(clock, { kind: 'adaptive', qps: 10, burst: 2, onRate: (r) => rates.push(r) });
     await starts(clock, p, 2);
-    p.onThrottle(3000);
-    assert.equal(p.qps, 5);
-    assert.deepEqual(rates, [10, 5], 'the gauge sees every change');
+    p.onThrottle(3000, clock.now());
+    close(p.qps, 10 * PACER_DECREASE, 'cut');
+    assert.deepEqual(rates, [10, 10 * PACER_DECREASE], 'the gauge sees the cut');
     const t0 = clock.now();
     assert.equal(p.nextWriteInMs(), 3000);
     const at = await starts(clock, p, 2);
     assert.ok(at[0]! - t0 >= 3000, `first write after the retry time, at +${at[0]! - t0} ms`);
   });
 
-  it('without a retry time a throttle blocks for one interval at the cut rate', () => {
+  it('cuts once per congestion episode: answers to writes sent before the cut do not cut again', async () => {
     const clock = new VirtualClock();
-    const p = new AdaptiveWritePacer(clock, { qps: 4, burst: 1, adaptive: true });
-    p.onThrottle(undefined);
-    assert.equal(p.qps, 2);
-    assert.equal(p.nextWriteInMs(), 500);
+    const p = new AdaptiveWritePacer(clock, { kind: 'adaptive', qps: 10, burst: 100 });
+    const sent = clock.now();
+    await clock.advanceTo(sent + 50);
+    for (let i = 0; i < 40; i++) p.onThrottle(200, sent);
+    close(p.qps, 10 * PACER_DECREASE, 'forty throttled answers of one burst: one cut');
+    await clock.advanceTo(sent + 300);
+    p.onThrottle(200, sent + 260);
+    // 250 ms after the first cut the rate had recovered a little; the second cut starts from there.
+    const recovered = 10 * PACER_DECREASE + 0.25 * PACER_RECOVERY_SHARE * 10;
+    close(p.qps, recovered * PACER_DECREASE, 'a write sent after the cut starts a new episode');
   });
 
-  it('recovers additively while writes succeed, never above the start', async () => {
+  it('without a retry time a throttle blocks for one interval at the cut rate', () => {
     const clock = new VirtualClock();
-    const p = new AdaptiveWritePacer(clock, { qps: 20, burst: 40, adaptive: true });
-    p.onThrottle(undefined);
-    p.onThrottle(undefined);
-    assert.equal(p.qps, 5);
-    await clock.advance(999);
-    p.onSuccess();
-    assert.equal(p.qps, 5, 'nothing before a whole second without a throttle');
-    await clock.advance(1);
-    p.onSuccess();
-    assert.equal(p.qps, 5 + PACER_INCREASE_SHARE * 20);
-    await clock.advance(3000);
-    p.onSuccess();
-    assert.equal(p.qps, 5 + 4 * PACER_INCREASE_SHARE * 20, 'each whole second counts once');
+    const p = new AdaptiveWritePacer(clock, { kind: 'adaptive', qps: 4, burst: 1 });
+    p.onThrottle(undefined, clock.now());
+    close(p.qps, 4 * PACER_DECREASE, 'cut');
+    assert.equal(p.nextWriteInMs(), Math.ceil(1000 / (4 * PACER_DECREASE)));
+  });
+
+  it('recovers with elapsed time, not per success, never above the start', async () => {
+    const clock = new VirtualClock();
+    const p = new AdaptiveWritePacer(clock, { kind: 'adaptive', qps: 20, burst: 40 });
+    p.onThrottle(undefined, clock.now());
+    const cut = 20 * PACER_DECREASE;
+    await clock.advance(1000);
+    close(p.qps, cut + PACER_RECOVERY_SHARE * 20, 'one second later, with no write at all');
+    await clock.advance(500);
+    close(p.qps, cut + 1.5 * PACER_RECOVERY_SHARE * 20, 'linear in time');
     await clock.advance(3_600_000);
-    p.onSuccess();
     assert.equal(p.qps, 20, 'capped at the ceiling');
   });
 
-  it('never falls below ceiling / floor divisor', () => {
+  it('never falls below ceiling / floor divisor', async () => {
     const clock = new VirtualClock();
-    const p = new AdaptiveWritePacer(clock, { qps: 64, burst: 1, adaptive: true });
-    for (let i = 0; i < 20; i++) p.onThrottle(1);
-    assert.equal(p.qps, 64 / PACER_FLOOR_DIVISOR);
+    const p = new AdaptiveWritePacer(clock, { kind: 'adaptive', qps: 64, burst: 1 });
+    for (let i = 0; i < 40; i++) {
+      p.onThrottle(1, clock.now());
+      await clock.advance(1); // each a new episode, with no time to recover
+    }
+    assert.ok(p.qps! >= 64 / PACER_FLOOR_DIVISOR && p.qps! < 64 / PACER_FLOOR_DIVISOR + 0.01, `${p.qps}`);
   });
 
   it('a fixed budget keeps its rate but still honours retry times', async () => {
     const clock = new VirtualClock();
-    const p = new AdaptiveWritePacer(clock, { qps: 10, burst: 1, adaptive: false });
-    p.onThrottle(2000);
+    const p = new AdaptiveWritePacer(clock, { kind: 'fixed', qps: 10, burst: 1 });
+    p.onThrottle(2000, clock.now());
     assert.equal(p.qps, 10);
     assert.equal(p.nextWriteInMs(), 2000);
     await clock.advance(5000);
-    p.onSuccess();
+    p.onSuccess(clock.now());
     assert.equal(p.qps, 10);
   });
 
   it('an aborted waiter gives its token back, unless a throttle emptied the bucket meanwhile', async () => {
     const clock = new VirtualClock();
-    const p = new AdaptiveWritePacer(clock, { qps: 1, burst: 1, adaptive: true });
+    const p = new AdaptiveWritePacer(clock, { kind: 'fixed', qps: 1, burst: 1 });
     await p.wait(never); // the burst
     const a = new AbortController();
     const waiting = p.wait(a.signal);
@@ -115,7 +126,7 @@ describe('AdaptiveWritePacer (R68–R70)', () => {
     assert.equal(p.nextWriteInMs(), 1000, 'refunded: the next write waits one interval, not two');
     const b = new AbortController();
     const waiting2 = p.wait(b.signal);
-    p.onThrottle(10_000);
+    p.onThrottle(10_000, clock.now());
     b.abort();
     await assert.rejects(waiting2);
     assert.equal(p.nextWriteInMs(), 10_000, 'no refund after a throttle; the retry time holds');
@@ -123,11 +134,96 @@ describe('AdaptiveWritePacer (R68–R70)', () => {
 
   it('rejects a budget that cannot pace', () => {
     const clock = new VirtualClock();
-    assert.throws(() => new AdaptiveWritePacer(clock, { qps: 0, burst: 1, adaptive: true }), RangeError);
-    assert.throws(() => new AdaptiveWritePacer(clock, { qps: 1, burst: 0, adaptive: true }), RangeError);
-    assert.throws(
-      () => new AdaptiveWritePacer(clock, { qps: Infinity, burst: 1, adaptive: true }),
-      RangeError,
+    assert.throws(() => new AdaptiveWritePacer(clock, { kind: 'adaptive', qps: 0, burst: 1 }), RangeError);
+    assert.throws(() => new AdaptiveWritePacer(clock, { kind: 'adaptive', qps: 1, burst: 0 }), RangeError);
+    assert.throws(() => new AdaptiveWritePacer(clock, { kind: 'fixed', qps: Infinity, burst: 1 }), RangeError);
+  });
+});
+
+describe('a learning pacer (R111)', () => {
+  it('is unpaced until the first throttle', async () => {
+    const clock = new VirtualClock();
+    const p = new AdaptiveWritePacer(clock, { kind: 'learning' });
+    assert.equal(p.qps, undefined);
+    const t0 = clock.now();
+    assert.deepEqual(await starts(clock, p, 300), Array(300).fill(t0));
+    assert.equal(p.nextWriteInMs(), 0);
+  });
+
+  it('engages at the rate the cloud accepted in the last second, cut once, with that as its bucket', async () => {
+    const clock = new VirtualClock();
+    const rates: number[] = [];
+    const p = new AdaptiveWritePacer(clock, { kind: 'learning', onRate: (r) => rates.push(r) });
+    for (let i = 0; i < 60; i++) {
+      await clock.advanceTo(clock.now() + 10); // 100 accepted per second for 0.6 s; the last second holds 60
+      p.onSuccess(clock.now() - 10);
+    }
+    const sent = clock.now();
+    await clock.advanceTo(sent + 20);
+    for (let i = 0; i < 30; i++) p.onThrottle(200, sent); // one burst's answers: one episode
+    close(p.qps, 60 * PACER_DECREASE, 'engaged at 60/s, cut once');
+    assert.deepEqual(rates, [60, 60 * PACER_DECREASE]);
+    assert.equal(p.nextWriteInMs(), 200, 'the retry time holds');
+  });
+
+  it('with nothing accepted it engages at 1 write/s, and backs off geometrically while every write is throttled', async () => {
+    const clock = new VirtualClock();
+    const p = new AdaptiveWritePacer(clock, { kind: 'learning' });
+    const gaps: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const started = clock.now();
+      const w = p.wait(never);
+      await clock.runAll();
+      await w;
+      gaps.push(clock.now() - started);
+      p.onThrottle(undefined, clock.now());
+    }
+    assert.equal(gaps[0], 0, 'the first write was unpaced');
+    for (let i = 2; i < gaps.length; i++) assert.ok(gaps[i]! > gaps[i - 1]!, `gaps grow: ${gaps.join(', ')}`);
+  });
+
+  it('disengages once it has recovered to its engaged rate without another throttle', async () => {
+    const clock = new VirtualClock();
+    const p = new AdaptiveWritePacer(clock, { kind: 'learning' });
+    p.onSuccess(clock.now());
+    p.onThrottle(100, clock.now());
+    assert.notEqual(p.qps, undefined);
+    await clock.advance(Math.ceil(((1 - PACER_DECREASE) / PACER_RECOVERY_SHARE) * 1000));
+    assert.equal(p.nextWriteInMs(), 0);
+    assert.equal(p.qps, undefined, 'unpaced again: a throttle caused by others once does not pace it for good');
+  });
+});
+
+describe('pacer properties (R69)', () => {
+  it('a paced sender never exceeds its bucket plus its ceiling over any interval', async () => {
+    const seed = Number(process.env['FC_SEED'] ?? Date.now() % 1_000_000);
+    console.log(`# pacer property seed ${seed}`);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 50 }),
+        fc.integer({ min: 1, max: 20 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 3000 }), fc.boolean()), { maxLength: 40 }),
+        async (qps, burst, events) => {
+          const clock = new VirtualClock();
+          const p = new AdaptiveWritePacer(clock, { kind: 'adaptive', qps, burst });
+          const sent: number[] = [];
+          for (const [gap, throttled] of events) {
+            await clock.advance(gap);
+            const start = clock.now();
+            const w = p.wait(never).then(() => sent.push(clock.now()));
+            await clock.runAll();
+            await w;
+            if (throttled) p.onThrottle(undefined, start);
+            else p.onSuccess(start);
+            assert.ok(p.qps! <= qps + 1e-9 && p.qps! >= qps / PACER_FLOOR_DIVISOR - 1e-9);
+          }
+          for (let i = 0; i < sent.length; i++) {
+            const within = sent.filter((t) => t >= sent[i]! && t - sent[i]! < 1000).length;
+            assert.ok(within <= burst + qps + 1, `${within} writes within 1 s (qps ${qps}, burst ${burst})`);
+          }
+        },
+      ),
+      { seed, numRuns: 100 },
     );
   });
 });

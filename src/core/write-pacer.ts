@@ -1,11 +1,16 @@
-// The cloud write pacer (SPEC R68–R70): every route write (create, delete,
-// applyRoutes call) takes a token first, from one bucket shared by all
-// reconciles. Adaptive (the default in watch mode) it starts at the provider's
-// documented write limit, halves its rate on every throttled answer and honours
-// the answer's retry time, and regains the rate additively while writes
-// succeed, never above the start. Fixed (--cloud-write-qps N) it keeps its rate
-// and only honours retry times. A hand-written AIMD limiter: the token-bucket
-// libraries on npm have fixed rates and no notion of a cloud's throttle signal.
+// The cloud write pacer (SPEC R68–R70, R111–R113): every route write (create,
+// delete, applyRoutes call) takes a token first, from one bucket shared by all
+// reconciles. Three flavours:
+// - adaptive: starts at the provider's documented write limit; a throttled
+//   answer cuts the rate once per congestion episode (answers to writes that
+//   started before the last cut do not cut again) and honours the answer's
+//   retry time; the rate then recovers with elapsed time, never above the start.
+// - learning: unpaced until the cloud first throttles, then adaptive from the
+//   rate the cloud had just accepted (R111): a provider that declares no limit
+//   still never retries a throttling cloud at full concurrency.
+// - fixed (--cloud-write-qps N): keeps its rate and only honours retry times.
+// A hand-written AIMD limiter: the token-bucket libraries on npm have fixed
+// rates and no notion of a cloud's throttle signal.
 import { sleep, type Clock } from './clock.ts';
 
 /** A cloud's write limit as its documentation states it (R68). */
@@ -20,14 +25,14 @@ export interface WriteLimit {
 export interface WritePacer {
   /** Resolves when a write may start; rejects when `signal` aborts. */
   wait(signal: AbortSignal): Promise<void>;
-  /** A write the cloud accepted. */
-  onSuccess(): void;
-  /** A write the cloud throttled; `retryAfterMs` if it said when to come back. */
-  onThrottle(retryAfterMs: number | undefined): void;
+  /** A write that started at `startedAt` (ms) and the cloud accepted. */
+  onSuccess(startedAt: number): void;
+  /** A write that started at `startedAt` and was throttled; `retryAfterMs` if the cloud said when to come back. */
+  onThrottle(retryAfterMs: number | undefined, startedAt: number): void;
   /** Milliseconds until the next write may start (0: now). */
   nextWriteInMs(): number;
-  /** The current rate (writes per second). */
-  readonly qps: number;
+  /** The current rate (writes per second); undefined while a learning pacer has not engaged. */
+  readonly qps: number | undefined;
 }
 
 /**
@@ -39,61 +44,78 @@ export function budgetForLimit(limit: WriteLimit): WriteLimit {
   return { qps: limit.qps * 0.95, burst: Math.max(1, Math.floor(limit.burst * 0.9)) };
 }
 
-/** Multiplicative decrease per throttled answer. */
-export const PACER_DECREASE = 0.5;
-/** Additive increase per second without a throttle, as a share of the ceiling. */
-export const PACER_INCREASE_SHARE = 0.05;
+/** Multiplicative decrease per congestion episode (R69). */
+export const PACER_DECREASE = 0.7;
+/** Recovery per second since the last cut, as a share of the rate the cut started from (R69). */
+export const PACER_RECOVERY_SHARE = 0.1;
 /** The rate never falls below ceiling / PACER_FLOOR_DIVISOR. */
 export const PACER_FLOOR_DIVISOR = 64;
+/** R111: the window over which a learning pacer measures the rate the cloud accepted. */
+export const LEARNING_WINDOW_MS = 1000;
+/** R111: the least rate a learning pacer engages at (writes/s), when the cloud accepted fewer. */
+export const LEARNING_MIN_QPS = 1;
+
+export type PacerKind = 'adaptive' | 'learning' | 'fixed';
 
 export interface WritePacerOptions {
-  readonly qps: number;
-  readonly burst: number;
-  /** true: AIMD as above; false: a fixed budget that only honours retry times. */
-  readonly adaptive: boolean;
+  readonly kind: PacerKind;
+  /** Start rate (adaptive, fixed); ignored by a learning pacer, which learns it. */
+  readonly qps?: number;
+  /** Bucket size (adaptive, fixed); a learning pacer takes what the cloud accepted in its window. */
+  readonly burst?: number;
   /** Observer of rate changes (the budget gauge). */
   readonly onRate?: (qps: number) => void;
 }
 
 export class AdaptiveWritePacer implements WritePacer {
   private readonly clock: Clock;
-  private readonly ceiling: number;
-  private readonly burst: number;
-  private readonly adaptive: boolean;
+  private readonly kind: PacerKind;
   private readonly onRate: ((qps: number) => void) | undefined;
-  private rate: number;
-  private tokens: number;
+  /** false: a learning pacer that has not engaged yet (every write starts at once). */
+  private engaged: boolean;
+  private ceiling = 0;
+  private burst = 1;
+  /** The rate right after the last cut, when it was, and the recovery slope (qps per second). */
+  private cutRate = 0;
+  private cutAt = Number.NEGATIVE_INFINITY;
+  private slope = 0;
+  private tokens = 0;
   private last: number;
   private blockedUntil = 0;
-  private lastChange: number;
+  private reported: number | undefined;
   /** Bumped when a throttle empties the bucket: older reservations are not refunded. */
   private epoch = 0;
+  /** R111: completion times of recent accepted writes (learning, before it engages). */
+  private readonly accepted: number[] = [];
 
   constructor(clock: Clock, opts: WritePacerOptions) {
-    if (!(opts.qps > 0) || !Number.isFinite(opts.qps) || !(opts.burst >= 1))
-      throw new RangeError(`invalid write budget qps=${opts.qps} burst=${opts.burst}`);
     this.clock = clock;
-    this.ceiling = opts.qps;
-    this.rate = opts.qps;
-    this.burst = Math.floor(opts.burst);
-    this.tokens = this.burst;
-    this.adaptive = opts.adaptive;
+    this.kind = opts.kind;
     this.onRate = opts.onRate;
     this.last = clock.now();
-    this.lastChange = this.last;
-    this.onRate?.(this.rate);
+    this.engaged = opts.kind !== 'learning';
+    if (this.engaged) {
+      const qps = opts.qps ?? Number.NaN;
+      const burst = opts.burst ?? Number.NaN;
+      if (!(qps > 0) || !Number.isFinite(qps) || !(burst >= 1))
+        throw new RangeError(`invalid write budget qps=${qps} burst=${burst}`);
+      this.start(qps, Math.floor(burst), Math.floor(burst));
+    }
   }
 
-  get qps(): number {
-    return this.rate;
+  get qps(): number | undefined {
+    return this.engaged ? this.rateAt(this.clock.now()) : undefined;
   }
 
   async wait(signal: AbortSignal): Promise<void> {
     if (signal.aborted) await sleep(this.clock, 0, signal);
+    this.settleLearning();
+    if (!this.engaged) return;
     this.refill();
     this.tokens -= 1;
     const epoch = this.epoch;
-    const debt = this.tokens >= 0 ? 0 : Math.ceil((-this.tokens / this.rate) * 1000);
+    const rate = this.rateAt(this.clock.now());
+    const debt = this.tokens >= 0 ? 0 : Math.ceil((-this.tokens / rate) * 1000);
     const ms = Math.max(debt, this.blockedUntil - this.clock.now());
     if (ms <= 0) return;
     try {
@@ -107,47 +129,101 @@ export class AdaptiveWritePacer implements WritePacer {
     }
   }
 
-  onSuccess(): void {
-    if (!this.adaptive || this.rate >= this.ceiling) return;
+  onSuccess(_startedAt: number): void {
+    this.settleLearning();
+    if (this.engaged) return void this.refill();
     const now = this.clock.now();
-    const seconds = Math.floor((now - this.lastChange) / 1000);
-    if (seconds < 1) return;
-    this.refill();
-    this.setRate(Math.min(this.ceiling, this.rate + seconds * PACER_INCREASE_SHARE * this.ceiling));
-    this.lastChange += seconds * 1000;
+    this.accepted.push(now);
+    while (this.accepted.length > 0 && this.accepted[0]! <= now - LEARNING_WINDOW_MS) this.accepted.shift();
   }
 
-  onThrottle(retryAfterMs: number | undefined): void {
+  onThrottle(retryAfterMs: number | undefined, startedAt: number): void {
     const now = this.clock.now();
+    if (!this.engaged) this.engage(now);
     this.refill();
-    if (this.adaptive) {
-      this.setRate(Math.max(this.ceiling / PACER_FLOOR_DIVISOR, this.rate * PACER_DECREASE));
-      this.lastChange = now;
-    }
+    // R69: one cut per congestion episode: writes that started before the last cut were sent at the
+    // old rate, so their throttled answers tell nothing new.
+    if (this.kind !== 'fixed' && startedAt > this.cutAt) this.cut(now);
     // The cloud's bucket is empty: so is ours, and waiters from before do not get their tokens back.
     this.tokens = Math.min(this.tokens, 0);
     this.epoch++;
-    const until = now + (retryAfterMs ?? Math.ceil(1000 / this.rate));
+    const until = now + (retryAfterMs ?? Math.ceil(1000 / this.rateAt(now)));
     this.blockedUntil = Math.max(this.blockedUntil, until);
+    this.report(now);
   }
 
   nextWriteInMs(): number {
+    this.settleLearning();
+    if (!this.engaged) return 0;
     this.refill();
-    const debt = this.tokens >= 1 ? 0 : Math.ceil(((1 - this.tokens) / this.rate) * 1000);
+    const rate = this.rateAt(this.clock.now());
+    const debt = this.tokens >= 1 ? 0 : Math.ceil(((1 - this.tokens) / rate) * 1000);
     return Math.max(0, debt, this.blockedUntil - this.clock.now());
+  }
+
+  /**
+   * R111: a learning pacer's first throttle: what the cloud accepted in the last second is both
+   * the rate it sustains at most and, as a bucket, what it takes at once. The cut then follows.
+   */
+  private engage(now: number): void {
+    while (this.accepted.length > 0 && this.accepted[0]! <= now - LEARNING_WINDOW_MS) this.accepted.shift();
+    const accepted = this.accepted.length;
+    this.accepted.length = 0;
+    const qps = Math.max(LEARNING_MIN_QPS, (accepted * 1000) / LEARNING_WINDOW_MS);
+    this.engaged = true;
+    this.last = now;
+    this.start(qps, Math.max(1, accepted), 0);
+  }
+
+  /**
+   * R111: a learning pacer that has recovered to the rate it engaged at, with no throttle since,
+   * has nothing left to learn from that episode: it disengages, so a throttle caused by others once
+   * does not pace this controller for good. The next throttle engages it again.
+   */
+  private settleLearning(): void {
+    if (this.kind !== 'learning' || !this.engaged) return;
+    const now = this.clock.now();
+    if (now < this.blockedUntil || this.rateAt(now) < this.ceiling) return;
+    this.engaged = false;
+    this.accepted.length = 0;
+  }
+
+  private start(qps: number, burst: number, tokens: number): void {
+    this.ceiling = qps;
+    this.cutRate = qps;
+    this.slope = PACER_RECOVERY_SHARE * qps;
+    this.burst = burst;
+    this.tokens = tokens;
+    this.report(this.clock.now());
+  }
+
+  private cut(now: number): void {
+    const from = this.rateAt(now);
+    this.cutRate = Math.max(this.ceiling / PACER_FLOOR_DIVISOR, from * PACER_DECREASE);
+    this.slope = PACER_RECOVERY_SHARE * from;
+    this.cutAt = now;
+  }
+
+  /** R69: the rate recovers linearly with the time since the last cut, up to the ceiling. */
+  private rateAt(t: number): number {
+    if (this.kind === 'fixed' || t <= this.cutAt) return this.cutRate;
+    return Math.min(this.ceiling, this.cutRate + (this.slope * (t - this.cutAt)) / 1000);
   }
 
   private refill(): void {
     const now = this.clock.now();
-    if (now > this.last) {
-      this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.rate);
-      this.last = now;
-    }
+    if (now <= this.last) return;
+    // The rate is piecewise linear in time: the mean of its ends is exact within one piece.
+    const mid = (this.rateAt(this.last) + this.rateAt(now)) / 2;
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * mid);
+    this.last = now;
+    this.report(now);
   }
 
-  private setRate(qps: number): void {
-    if (qps === this.rate) return;
-    this.rate = qps;
-    this.onRate?.(qps);
+  private report(now: number): void {
+    const rate = this.rateAt(now);
+    if (rate === this.reported) return;
+    this.reported = rate;
+    this.onRate?.(rate);
   }
 }
