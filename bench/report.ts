@@ -7,6 +7,7 @@ import { costSection, memorySection } from './report-cost-memory.ts';
 import { churnSection } from './report-churn.ts';
 import { scaleSection, shippedSection } from './report-shipped.ts';
 import { ipamSection } from './report-ipam.ts';
+import { throttleSection } from './report-throttle.ts';
 import { fmt, fmtSpread, med, ratio, table } from './lib/format.ts';
 import type { Results } from './lib/results.ts';
 import { isLatency, percentile } from './lib/stats.ts';
@@ -346,6 +347,8 @@ export function summaryMarkdown(r: Results, chartPrefix = ''): string {
     idleSection(r, chartPrefix),
     ``,
     burstSection(r, chartPrefix),
+    ``,
+    throttleSection(r),
     ``,
     ipamSection(r, chartPrefix),
     ``,

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { startBenchCluster, type BenchCluster } from './lib/apiserver.ts';
 import { FULL, QUICK, type SuiteConfig } from './lib/config.ts';
 import { machineInfo, versions } from './lib/machine.ts';
-import { upstreamBinary, VARIANTS, type Variant } from './lib/peers.ts';
+import { throttleVariants, upstreamBinary, VARIANTS, type Variant } from './lib/peers.ts';
 import { mergedConfig, SCENARIO_FIELDS, type Results } from './lib/results.ts';
 import { spread } from './lib/stats.ts';
 import { missingNodeFlags } from '../bin/node-flags.js';
@@ -162,6 +162,27 @@ function costChild<T>(...args: (string | number | boolean)[]): T {
   return JSON.parse(out) as T;
 }
 
+/** R111/R112: a burst into a throttling cloud, the TS peers told no limit, twice it, or unpaced. */
+async function throttleScenario(c: BenchCluster, variants: readonly Variant[]): Promise<void> {
+  const t = cfg.throttle!;
+  const goPresent = variants.some((v) => v.kind === 'go');
+  const peers = throttleVariants(t).filter((v) => v.kind === 'ts' || goPresent);
+  results.meta.variants = {
+    ...results.meta.variants,
+    ...Object.fromEntries(peers.map((v) => [v.id, v.label])),
+  };
+  results.throttle = [];
+  for (let rep = 1; rep <= cfg.reps; rep++) {
+    for (const v of peers) {
+      log(`throttling cloud ${rep}/${cfg.reps}: ${v.id}`);
+      const r = await burstSession(c, v, t, logDir, `throttle${rep}`);
+      results.throttle.push(r);
+      log(`  routes ${r.routes}/${t.nodes} in ${r.convergeS ?? '-'} s, ${r.burstCalls.create} creates`);
+      save();
+    }
+  }
+}
+
 async function realScenarios(c: BenchCluster, variants: readonly Variant[]): Promise<void> {
   if (only.has('churn-real') && cfg.churnReal && cfg.churnVirtual) {
     const peers = variants.filter((v) => ['ts-watch', 'ts-watch-legacy', 'go-watch'].includes(v.id));
@@ -200,6 +221,7 @@ async function realScenarios(c: BenchCluster, variants: readonly Variant[]): Pro
       }
     }
   }
+  if (only.has('throttle') && cfg.throttle) await throttleScenario(c, variants);
   if (only.has('process')) {
     log('compiling the TS peer to JavaScript (memory as shipped)');
     const compiledTs = compileTsPeer();
@@ -344,9 +366,17 @@ function merged(base: Results): Results {
 async function main(): Promise<void> {
   log(`suite ${cfg.name}, ${cfg.reps} repetition(s), output ${outDir}`);
   await virtualScenarios();
-  const wantsReal = ['idle', 'burst', 'failure', 'settle', 'process', 'shipped', 'churn-real', 'scale'].some(
-    (s) => only.has(s as Scenario),
-  );
+  const wantsReal = [
+    'idle',
+    'burst',
+    'failure',
+    'settle',
+    'process',
+    'shipped',
+    'churn-real',
+    'scale',
+    'throttle',
+  ].some((s) => only.has(s as Scenario));
   if (wantsReal) {
     const bins = testenvBinaries();
     const goBin = upstreamBinary();

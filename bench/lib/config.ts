@@ -45,7 +45,27 @@ export interface SuiteConfig {
   readonly ipam?: IpamConfig | undefined;
   /** The shipped daemon and upstream at 15,000 dual-stack nodes (scenario `scale`); undefined: skipped. */
   readonly scale?: ScaleConfig | undefined;
+  /**
+   * A burst into a cloud that throttles at `writeRate`/`writeBurst`, the TS peers told no limit,
+   * twice the real one, or unpaced (scenario `throttle`); absent in configs recorded before it.
+   */
+  readonly throttle?: BurstConfig | undefined;
 }
+
+/** 200 joins within 2 s into EC2's real mutating bucket (5/s, burst 50): the issue's scenario. */
+const THROTTLE: BurstConfig = {
+  nodes: 200,
+  spreadMs: 2000,
+  singles: 0,
+  singleGapMs: 0,
+  latency: '50ms',
+  writeRate: 5,
+  writeBurst: 50,
+  tsWriteBudget: undefined,
+  timeoutMs: 240_000,
+  stallMs: 60_000,
+  singlesWaitMs: 0,
+};
 
 /** The churn hour is virtual time and cheap: the same in both suites. */
 const CHURN_HOUR: ChurnConfig = {
@@ -121,6 +141,7 @@ export const FULL: SuiteConfig = {
     stallMs: 120_000,
   },
   scale: { nodes: 15_000, settleMs: 5000 },
+  throttle: THROTTLE,
 };
 
 export const QUICK: SuiteConfig = {
@@ -162,4 +183,6 @@ export const QUICK: SuiteConfig = {
   },
   ipam: undefined,
   scale: undefined,
+  // The same cloud, fewer nodes: the burst, then 50 more at 5/s (10 s by the cloud's own bound).
+  throttle: { ...THROTTLE, nodes: 100, timeoutMs: 90_000, stallMs: 30_000 },
 };

@@ -38,6 +38,46 @@ export const VARIANTS: readonly Variant[] = [
   { id: 'go-watch', kind: 'go', watch: true, label: 'upstream gate on' },
 ];
 
+/**
+ * The throttle scenario's peers: the TS daemon's defaults told no limit (the library's default for a
+ * provider that declares none), told twice the cloud's real limit, and explicitly unpaced, beside
+ * upstream with the gate on and off. The cloud's limit comes from the scenario's config.
+ */
+export function throttleVariants(cfg: { writeRate: number; writeBurst: number }): Variant[] {
+  return [
+    {
+      id: 'ts-watch-undeclared',
+      kind: 'ts',
+      watch: true,
+      label: 'TS watch, no limit declared',
+      tsFlags: ['--declared-limit=none'],
+    },
+    {
+      id: 'ts-watch-declared-2x',
+      kind: 'ts',
+      watch: true,
+      label: 'TS watch, 2x the limit declared',
+      tsFlags: [`--declared-limit=${2 * cfg.writeRate}/${2 * cfg.writeBurst}`],
+    },
+    {
+      id: 'ts-watch-unpaced',
+      kind: 'ts',
+      watch: true,
+      label: 'TS watch, --cloud-write-qps=0',
+      tsFlags: ['--cloud-write-qps=0'],
+    },
+    {
+      id: 'ts-periodic-undeclared',
+      kind: 'ts',
+      watch: false,
+      label: 'TS periodic, no limit declared',
+      tsFlags: ['--declared-limit=none'],
+    },
+    { id: 'go-periodic', kind: 'go', watch: false, label: 'upstream gate off' },
+    { id: 'go-watch', kind: 'go', watch: true, label: 'upstream gate on' },
+  ];
+}
+
 export interface Sample {
   t: number;
   list: number;

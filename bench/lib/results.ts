@@ -64,6 +64,8 @@ export interface Results {
   eventCost?: EventCostRow[];
   /** The shipped daemon and upstream at the documented maximum (absent in runs before it existed). */
   scale?: ScaleRow[];
+  /** A burst into a cloud that throttles, told or not told its limit (absent in runs before it existed). */
+  throttle?: BurstRun[];
 }
 
 /** The result fields each scenario writes (what `--merge` replaces). */
@@ -81,6 +83,7 @@ export const SCENARIO_FIELDS = {
   shipped: ['shipped'],
   ipam: ['ipam'],
   scale: ['scale'],
+  throttle: ['throttle'],
 } as const satisfies Record<string, readonly (keyof Results)[]>;
 
 /** The configuration sections each scenario reads. */
@@ -98,6 +101,7 @@ const CONFIG_FIELDS: Record<keyof typeof SCENARIO_FIELDS, readonly (keyof SuiteC
   shipped: ['shipped'],
   ipam: ['ipam'],
   scale: ['scale'],
+  throttle: ['throttle'],
 };
 
 /** The base run's configuration with the sections of the re-measured scenarios replaced (its reps stay). */

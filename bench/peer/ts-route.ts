@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { MemoryRoutes } from '../../src/cloud/memory/memory-routes.ts';
 import { RouteController } from '../../src/controller/route-controller.ts';
+import type { RouteControllerOptions } from '../../src/controller/options.ts';
 import { canonicalCIDR } from '../../src/core/cidr.ts';
 import { seededRandom } from '../../src/core/random.ts';
 import { parseDuration } from '../../src/core/duration.ts';
@@ -85,6 +86,9 @@ const { values: f } = parseArgs({
     'route-cache': { type: 'string', default: 'true' },
     seed: { type: 'string', default: process.env['BENCH_SEED'] ?? '1' },
     'cloud-write-burst': { type: 'string', default: '0' },
+    // What the provider declares (R68): `cloud` its configured limit, `none` nothing (an
+    // out-of-tree plug-in that does not know its cloud's), or `QPS/BURST`.
+    'declared-limit': { type: 'string', default: 'cloud' },
     'fail-creates-for': { type: 'string', default: '0' },
     'report-interval': { type: 'string', default: '1s' },
     'log-file': { type: 'string', default: '' },
@@ -157,12 +161,24 @@ const controller = new RouteController({
   minResyncPeriodMs: parseDuration(f.resync),
   cloudWriteQPS: f['cloud-write-qps'] === 'auto' ? 'auto' : Number(f['cloud-write-qps']),
   ...(Number(f['cloud-write-burst']) > 0 ? { cloudWriteBurst: Number(f['cloud-write-burst']) } : {}),
-  // As the memory provider declares its configured limit (R68).
-  cloudWriteLimit: writeRate > 0 ? { qps: writeRate, burst: writeBurst } : 'unlimited',
+  // As the memory provider declares its configured limit (R68), unless told otherwise.
+  ...declaredLimit(f['declared-limit']),
   routeTargetKeys: ['uid'],
   routeCache: f['route-cache'] !== 'false',
   random: seededRandom(Number(f.seed)),
 });
+
+function declaredLimit(v: string): Pick<RouteControllerOptions, 'cloudWriteLimit'> {
+  if (v === 'none') return {};
+  if (v === 'cloud')
+    return { cloudWriteLimit: writeRate > 0 ? { qps: writeRate, burst: writeBurst } : 'unlimited' };
+  const [qps, burst] = v.split('/').map(Number);
+  if (!(qps! > 0) || !(burst! >= 1)) {
+    process.stderr.write(`ts-route: --declared-limit must be cloud, none or QPS/BURST, got ${v}\n`);
+    process.exit(2);
+  }
+  return { cloudWriteLimit: { qps: qps!, burst: burst! } };
+}
 
 function counters(): Record<string, number> {
   const u = process.cpuUsage();

@@ -16,6 +16,8 @@ export interface Calls {
   list: number;
   create: number;
   delete: number;
+  /** Calls the cloud refused as throttled (absent in runs recorded before it was kept). */
+  throttled?: number;
 }
 
 function diff(a: Sample | undefined, b: Sample | undefined): Calls {
@@ -23,6 +25,7 @@ function diff(a: Sample | undefined, b: Sample | undefined): Calls {
     list: (b?.list ?? 0) - (a?.list ?? 0),
     create: (b?.create ?? 0) - (a?.create ?? 0),
     delete: (b?.delete ?? 0) - (a?.delete ?? 0),
+    throttled: (b?.throttled ?? 0) - (a?.throttled ?? 0),
   };
 }
 

@@ -80,8 +80,12 @@ const createsOf = (h: H, node: string): number[] =>
 const invalidations = (h: H): Promise<number> => h.metric('route_controller_route_cache_invalidations_total');
 
 describe('known outcomes keep the route cache (SPEC R85)', () => {
+  // A fixed budget far above these few writes: the retry time alone decides when they go (the
+  // default learning pacer, R111, would pace the writes after a throttle at the rate it learned).
+  const ampleBudget = { cloudWriteQPS: 1000 } as const;
+
   it('R85: a throttled create: the retry at the throttle deadline is a cached reconcile (no listRoutes), and the cache stays valid', async () => {
-    const h = watching();
+    const h = watching({ controller: ampleBudget });
     await started(h);
     h.cloud.failNext(1, ['create'], () => new ThrottledError('429', { retryAfterMs: 3 * S }));
     const t = join(h, 'b', '10.120.1.0/24');
@@ -177,7 +181,7 @@ describe('known outcomes keep the route cache (SPEC R85)', () => {
   });
 
   it('R70/R85: a throttle beside a permanent failure retries at the deadline (R70), not after R46 backoff', async () => {
-    const { h, v6 } = dualStackNoIPv6();
+    const { h, v6 } = dualStackNoIPv6(ampleBudget);
     await started(h);
     assert.equal(v6.refused.length, 1);
     h.cloud.failNext(1, ['create'], () => new ThrottledError('429', { retryAfterMs: 3 * S }));

@@ -10,7 +10,9 @@ import {
   budgetForLimit,
   PACER_DECREASE,
   PACER_FLOOR_DIVISOR,
-  PACER_RECOVERY_SHARE,
+  PACER_MIN_RECOVERY_SHARE,
+  PACER_RECOVERY_WRITES,
+  recoverySlope,
 } from './write-pacer.ts';
 
 const never = new AbortController().signal;
@@ -45,10 +47,25 @@ describe('AdaptiveWritePacer (R68–R70)', () => {
     );
   });
 
+  it('recovers over the same number of its own write intervals at any rate, at least a share of the ceiling per second', () => {
+    for (const qps of [1, 5, 50]) {
+      const secondsBack = ((1 - PACER_DECREASE) * qps) / recoverySlope(qps, qps);
+      close(secondsBack * qps, PACER_RECOVERY_WRITES, `${qps}/s`);
+    }
+    // Cut near the floor (every write refused for a while): back within minutes, not hours.
+    const floor = 10 / PACER_FLOOR_DIVISOR;
+    assert.equal(recoverySlope(floor, 10), PACER_MIN_RECOVERY_SHARE * 10);
+  });
+
   it('a throttle cuts the rate and blocks writes until the retry time', async () => {
     const clock = new VirtualClock();
     const rates: number[] = [];
-    const p = new AdaptiveWritePacer(clock, { kind: 'adaptive', qps: 10, burst: 2, onRate: (r) => rates.push(r) });
+    const p = new AdaptiveWritePacer(clock, {
+      kind: 'adaptive',
+      qps: 10,
+      burst: 2,
+      onRate: (r) => rates.push(r),
+    });
     await starts(clock, p, 2);
     p.onThrottle(3000, clock.now());
     close(p.qps, 10 * PACER_DECREASE, 'cut');
@@ -69,7 +86,7 @@ describe('AdaptiveWritePacer (R68–R70)', () => {
     await clock.advanceTo(sent + 300);
     p.onThrottle(200, sent + 260);
     // 250 ms after the first cut the rate had recovered a little; the second cut starts from there.
-    const recovered = 10 * PACER_DECREASE + 0.25 * PACER_RECOVERY_SHARE * 10;
+    const recovered = 10 * PACER_DECREASE + 0.25 * recoverySlope(10, 10);
     close(p.qps, recovered * PACER_DECREASE, 'a write sent after the cut starts a new episode');
   });
 
@@ -86,10 +103,10 @@ describe('AdaptiveWritePacer (R68–R70)', () => {
     const p = new AdaptiveWritePacer(clock, { kind: 'adaptive', qps: 20, burst: 40 });
     p.onThrottle(undefined, clock.now());
     const cut = 20 * PACER_DECREASE;
-    await clock.advance(1000);
-    close(p.qps, cut + PACER_RECOVERY_SHARE * 20, 'one second later, with no write at all');
-    await clock.advance(500);
-    close(p.qps, cut + 1.5 * PACER_RECOVERY_SHARE * 20, 'linear in time');
+    await clock.advance(100);
+    close(p.qps, cut + 0.1 * recoverySlope(20, 20), '100 ms later, with no write at all');
+    await clock.advance(200);
+    close(p.qps, cut + 0.3 * recoverySlope(20, 20), 'linear in time');
     await clock.advance(3_600_000);
     assert.equal(p.qps, 20, 'capped at the ceiling');
   });
@@ -136,7 +153,10 @@ describe('AdaptiveWritePacer (R68–R70)', () => {
     const clock = new VirtualClock();
     assert.throws(() => new AdaptiveWritePacer(clock, { kind: 'adaptive', qps: 0, burst: 1 }), RangeError);
     assert.throws(() => new AdaptiveWritePacer(clock, { kind: 'adaptive', qps: 1, burst: 0 }), RangeError);
-    assert.throws(() => new AdaptiveWritePacer(clock, { kind: 'fixed', qps: Infinity, burst: 1 }), RangeError);
+    assert.throws(
+      () => new AdaptiveWritePacer(clock, { kind: 'fixed', qps: Infinity, burst: 1 }),
+      RangeError,
+    );
   });
 });
 
@@ -188,9 +208,13 @@ describe('a learning pacer (R111)', () => {
     p.onSuccess(clock.now());
     p.onThrottle(100, clock.now());
     assert.notEqual(p.qps, undefined);
-    await clock.advance(Math.ceil(((1 - PACER_DECREASE) / PACER_RECOVERY_SHARE) * 1000));
+    await clock.advance(Math.ceil((((1 - PACER_DECREASE) * 1) / recoverySlope(1, 1)) * 1000));
     assert.equal(p.nextWriteInMs(), 0);
-    assert.equal(p.qps, undefined, 'unpaced again: a throttle caused by others once does not pace it for good');
+    assert.equal(
+      p.qps,
+      undefined,
+      'unpaced again: a throttle caused by others once does not pace it for good',
+    );
   });
 });
 

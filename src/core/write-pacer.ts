@@ -46,14 +46,35 @@ export function budgetForLimit(limit: WriteLimit): WriteLimit {
 
 /** Multiplicative decrease per congestion episode (R69). */
 export const PACER_DECREASE = 0.7;
-/** Recovery per second since the last cut, as a share of the rate the cut started from (R69). */
-export const PACER_RECOVERY_SHARE = 0.1;
+/**
+ * R69: after a cut the rate climbs back to where it was over this many of its
+ * own write intervals: seconds at 5 writes/s, minutes at one write every few
+ * seconds, so a slow cloud is probed as often, per write, as a fast one.
+ */
+export const PACER_RECOVERY_WRITES = 20;
 /** The rate never falls below ceiling / PACER_FLOOR_DIVISOR. */
 export const PACER_FLOOR_DIVISOR = 64;
 /** R111: the window over which a learning pacer measures the rate the cloud accepted. */
 export const LEARNING_WINDOW_MS = 1000;
 /** R111: the least rate a learning pacer engages at (writes/s), when the cloud accepted fewer. */
 export const LEARNING_MIN_QPS = 1;
+
+/**
+ * R69: the least recovery per second, as a share of the ceiling: a rate cut near the floor (every
+ * write refused for a while) climbs back within minutes once the cloud takes writes again.
+ */
+export const PACER_MIN_RECOVERY_SHARE = 0.005;
+
+/**
+ * R69: qps per second that brings a cut from `from` back to it within PACER_RECOVERY_WRITES
+ * intervals, at least PACER_MIN_RECOVERY_SHARE of the ceiling.
+ */
+export function recoverySlope(from: number, ceiling: number): number {
+  return Math.max(
+    ((1 - PACER_DECREASE) * from * from) / PACER_RECOVERY_WRITES,
+    PACER_MIN_RECOVERY_SHARE * ceiling,
+  );
+}
 
 export type PacerKind = 'adaptive' | 'learning' | 'fixed';
 
@@ -83,7 +104,7 @@ export class AdaptiveWritePacer implements WritePacer {
   private last: number;
   private blockedUntil = 0;
   private reported: number | undefined;
-  /** Bumped when a throttle empties the bucket: older reservations are not refunded. */
+  /** Bumped when a throttle empties the bucket: older reservations are refunded only up to empty. */
   private epoch = 0;
   /** R111: completion times of recent accepted writes (learning, before it engages). */
   private readonly accepted: number[] = [];
@@ -121,10 +142,10 @@ export class AdaptiveWritePacer implements WritePacer {
     try {
       await sleep(this.clock, ms, signal);
     } catch (err) {
-      if (epoch === this.epoch) {
-        this.refill();
-        this.tokens = Math.min(this.burst, this.tokens + 1);
-      }
+      // A write that never started gives its reservation back; after a throttle only up to an
+      // empty bucket (the cloud's is empty too), so the deferred writes leave no debt behind.
+      this.refill();
+      this.tokens = Math.min(epoch === this.epoch ? this.burst : 0, this.tokens + 1);
       throw err;
     }
   }
@@ -191,7 +212,7 @@ export class AdaptiveWritePacer implements WritePacer {
   private start(qps: number, burst: number, tokens: number): void {
     this.ceiling = qps;
     this.cutRate = qps;
-    this.slope = PACER_RECOVERY_SHARE * qps;
+    this.slope = recoverySlope(qps, qps);
     this.burst = burst;
     this.tokens = tokens;
     this.report(this.clock.now());
@@ -200,7 +221,7 @@ export class AdaptiveWritePacer implements WritePacer {
   private cut(now: number): void {
     const from = this.rateAt(now);
     this.cutRate = Math.max(this.ceiling / PACER_FLOOR_DIVISOR, from * PACER_DECREASE);
-    this.slope = PACER_RECOVERY_SHARE * from;
+    this.slope = recoverySlope(from, this.ceiling);
     this.cutAt = now;
   }
 

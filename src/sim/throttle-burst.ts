@@ -21,7 +21,13 @@ export type PacingConfig =
   /** `--cloud-write-qps=N` (`--cloud-write-burst`). */
   | { readonly kind: 'fixed'; readonly qps: number; readonly burst?: number }
   /** `--cloud-write-qps=0`: unpaced, upstream's behaviour. */
-  | { readonly kind: 'unpaced' };
+  | { readonly kind: 'unpaced' }
+  /**
+   * Upstream's route controller, as a model: unpaced, no route cache, so every
+   * reconcile lists and sends every missing route, lists ≥ 10 s apart (in watch
+   * mode, KEP-5237's gate on; in periodic mode, every 10 s).
+   */
+  | { readonly kind: 'upstream' };
 
 export interface ThrottleBurstOptions {
   readonly pacing: PacingConfig;
@@ -65,6 +71,8 @@ function pacingOptions(p: PacingConfig): Partial<RouteControllerOptions> {
       return { cloudWriteQPS: p.qps, ...(p.burst !== undefined ? { cloudWriteBurst: p.burst } : {}) };
     case 'unpaced':
       return { cloudWriteQPS: 0 };
+    case 'upstream':
+      return { cloudWriteQPS: 0, routeCache: false };
   }
 }
 

@@ -25,14 +25,16 @@ export function createEc2Client(config: AwsCloudConfig, env = process.env): EC2C
   });
 }
 
+/**
+ * EC2's request-rate bucket for mutating actions (CreateRoute, DeleteRoute and
+ * ReplaceRoute among them): 50 requests at once, refilled at 5 per second per
+ * account and Region ("Request throttling for the Amazon EC2 API").
+ */
+export const AWS_WRITE_LIMIT = { qps: 5, burst: 50 } as const;
+
 export class AwsCloudProvider implements CloudProvider {
   readonly name = 'aws';
-  /**
-   * EC2's request-rate bucket for mutating actions (CreateRoute, DeleteRoute
-   * and ReplaceRoute among them): 50 requests at once, refilled at 5 per second
-   * per account and Region ("Request throttling for the Amazon EC2 API").
-   */
-  readonly writeLimit = { qps: 5, burst: 50 };
+  readonly writeLimit = AWS_WRITE_LIMIT;
   /** listRoutes maps a route's instance to the node with that instance in its providerID. */
   readonly routeTargetKeys = ['uid', 'providerID'] as const;
   private readonly routesImpl: Routes;

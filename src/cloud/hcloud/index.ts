@@ -6,6 +6,12 @@ import type { FetchLike } from './client.ts';
 import { parseHcloudConfig, readHcloudToken } from './config.ts';
 import { HcloudRoutes } from './routes.ts';
 
+// Hetzner Cloud refills 3 600 requests per hour and project at 1 per second; a
+// route write costs about three (the action, then polling it), and the
+// project's other clients (CCM, CSI) share the bucket, so the burst stays small.
+// listRoutes maps a gateway to its server, and the server to the node by providerID.
+export const HCLOUD_WRITE_LIMIT = { qps: 1 / 3, burst: 10 } as const;
+
 export { HcloudRoutes, serverIdFromProviderID } from './routes.ts';
 export type { HcloudRoutesOptions } from './routes.ts';
 export { HcloudClient, classifyApiError } from './client.ts';
@@ -37,14 +43,11 @@ export function buildHcloudProvider(
     pollIntervalMs: opts.pollIntervalMs,
   });
   const routes = new HcloudRoutes({ client, network: cfg.network, nodes });
-  // Hetzner Cloud refills 3 600 requests per hour and project at 1 per second; a
-  // route write costs about three (the action, then polling it), and the
-  // project's other clients (CCM, CSI) share the bucket, so the burst stays small.
-  // listRoutes maps a gateway to its server, and the server to the node by providerID.
   return {
     name: 'hcloud',
     routes: () => routes,
-    writeLimit: { qps: 1 / 3, burst: 10 },
+    writeLimit: HCLOUD_WRITE_LIMIT,
+    // listRoutes maps a gateway to its server, and the server to the node by providerID.
     routeTargetKeys: ['uid', 'providerID'],
   };
 }
