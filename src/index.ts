@@ -12,6 +12,7 @@ export type {
   Route,
   RoutePlan,
   Routes,
+  RouteTableRoom,
 } from './core/types.ts';
 export {
   AbortError,
