@@ -36,7 +36,12 @@ export function buildHcloudProvider(
     fetch: opts.fetch,
     pollIntervalMs: opts.pollIntervalMs,
   });
-  const routes = new HcloudRoutes({ client, network: cfg.network, nodes });
+  const routes = new HcloudRoutes({
+    client,
+    network: cfg.network,
+    nodes,
+    ...(cfg.routeLimit !== undefined ? { routeLimit: cfg.routeLimit } : {}),
+  });
   // Hetzner Cloud refills 3 600 requests per hour and project at 1 per second; a
   // route write costs about three (the action, then polling it), and the
   // project's other clients (CCM, CSI) share the bucket, so the burst stays small.
