@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import type { FetchInit, FetchResponse } from '../../platform/http-fetch.ts';
 import { EC2Client } from './ec2.ts';
 import { AWS_DEFAULT_ROUTE_LIMIT, ListedTable, QUOTA_REFRESH_MS, RouteTableLimit } from './room.ts';
+import { parseAwsCloudConfig } from './config.ts';
 
 const client = new EC2Client({
   region: 'eu-west-1',
@@ -66,5 +67,15 @@ describe('aws: RouteTableLimit', () => {
     now += QUOTA_REFRESH_MS;
     await limit.room(table, signal);
     assert.equal(calls, 2);
+  });
+
+  test('routeTableLimit in the cloud config: a whole number of at least 1', () => {
+    assert.equal(parseAwsCloudConfig('routeTableLimit: 100\n').routeTableLimit, 100);
+    assert.equal(parseAwsCloudConfig('region: us-east-1\n').routeTableLimit, undefined);
+    for (const bad of ['0', '2.5', '"50"'])
+      assert.throws(
+        () => parseAwsCloudConfig(`routeTableLimit: ${bad}\n`),
+        /field "routeTableLimit" must be a whole number of at least 1/,
+      );
   });
 });

@@ -7,6 +7,7 @@ import type { CallOptions, Node, Route } from '../../core/types.ts';
 import type { PutOptions, RouteTableApi } from './client.ts';
 import { AZURE_DEFAULT_ROUTE_LIMIT } from './room.ts';
 import { AzureRoutes } from './routes.ts';
+import { parseAzureCloudConfig } from './config.ts';
 
 class Table implements RouteTableApi {
   table: RouteTable | undefined;
@@ -99,5 +100,24 @@ describe('azure: route table room (R115, R118)', () => {
     );
     assert.deepEqual(api.calls, ['GET', 'PUT']);
     assert.equal(api.table?.routes?.length, 3);
+  });
+
+  test("routeTableRouteLimit in azure.json (this project's key): a whole number of at least 1", () => {
+    const base = {
+      subscriptionId: '11111111-2222-3333-4444-555555555555',
+      resourceGroup: 'rg',
+      location: 'westeurope',
+      routeTableName: 'rt',
+      useManagedIdentityExtension: true,
+    };
+    assert.equal(
+      parseAzureCloudConfig(JSON.stringify({ ...base, routeTableRouteLimit: 400 }), {}).routeTableRouteLimit,
+      400,
+    );
+    assert.equal(parseAzureCloudConfig(JSON.stringify(base), {}).routeTableRouteLimit, undefined);
+    assert.throws(
+      () => parseAzureCloudConfig(JSON.stringify({ ...base, routeTableRouteLimit: 0 }), {}),
+      /"routeTableRouteLimit" must be a whole number of at least 1/,
+    );
   });
 });

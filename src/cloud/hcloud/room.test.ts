@@ -9,6 +9,7 @@ import { MemoryLogger } from '../../core/ports.ts';
 import { HcloudRoutes } from './index.ts';
 import { networkRoom, HCLOUD_DEFAULT_ROUTE_LIMIT } from './room.ts';
 import { callOpts, NET, setup } from './testing/helpers.ts';
+import { parseHcloudConfig } from './config.ts';
 
 async function gauge(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
   const m = await registry.getSingleMetric(name)!.get();
@@ -112,5 +113,14 @@ describe('hcloud: the network’s room (R115–R118)', () => {
       /resource_limit_exceeded.*; network k8s \(7\) holds 3 of its limit of 3 routes \(2 of this cluster, 1 others\); no route of a live node is removed to make room: remove routes the network no longer needs/,
     );
     assert.equal(controller.routeTableRoom()?.left, 0);
+  });
+
+  it('routeLimit in the cloud config: a whole number of at least 1', () => {
+    assert.equal(parseHcloudConfig('network: 1\nrouteLimit: 150\n', {}).routeLimit, 150);
+    assert.equal(parseHcloudConfig('network: 1\n', {}).routeLimit, undefined);
+    assert.throws(
+      () => parseHcloudConfig('network: 1\nrouteLimit: -1\n', {}),
+      /field "routeLimit" must be a whole number/,
+    );
   });
 });
