@@ -133,21 +133,21 @@ export function withRouteTableRoom(routes: Routes, tracker: RouteTableRoomTracke
 }
 
 class RoomReadingRoutes implements Routes {
-  readonly applyRoutes?: (
-    clusterName: string,
-    plan: RoutePlan,
-    opts: CallOptions,
-  ) => Promise<OperationResult[]>;
   private readonly inner: Routes;
   private readonly tracker: RouteTableRoomTracker;
   private readonly logger: Logger;
+  private readonly apply = (c: string, p: RoutePlan, o: CallOptions): Promise<OperationResult[]> =>
+    this.applyBatch(c, p, o);
 
   constructor(inner: Routes, tracker: RouteTableRoomTracker, logger: Logger) {
     this.inner = inner;
     this.tracker = tracker;
     this.logger = logger;
-    // R8: the executor batches iff the provider does, so the hook exists only when it does.
-    if (inner.applyRoutes !== undefined) this.applyRoutes = (c, p, o) => this.apply(c, p, o);
+  }
+
+  /** R8: the executor batches iff the provider does (asked at each reconcile, as without the wrapper). */
+  get applyRoutes(): Routes['applyRoutes'] {
+    return this.inner.applyRoutes === undefined ? undefined : this.apply;
   }
 
   async listRoutes(clusterName: string, opts: CallOptions): Promise<Route[]> {
@@ -186,7 +186,11 @@ class RoomReadingRoutes implements Routes {
     return this.inner.routeTableRoom!(clusterName, opts);
   }
 
-  private async apply(clusterName: string, plan: RoutePlan, opts: CallOptions): Promise<OperationResult[]> {
+  private async applyBatch(
+    clusterName: string,
+    plan: RoutePlan,
+    opts: CallOptions,
+  ): Promise<OperationResult[]> {
     const results = await this.inner.applyRoutes!(clusterName, plan, opts);
     const nDeletes = plan.deletes.length;
     return results.map((r, i) => {
