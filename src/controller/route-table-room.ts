@@ -136,6 +136,7 @@ class RoomReadingRoutes implements Routes {
   private readonly inner: Routes;
   private readonly tracker: RouteTableRoomTracker;
   private readonly logger: Logger;
+  private lastFailure: string | undefined;
   private readonly apply = (c: string, p: RoutePlan, o: CallOptions): Promise<OperationResult[]> =>
     this.applyBatch(c, p, o);
 
@@ -156,9 +157,14 @@ class RoomReadingRoutes implements Routes {
       this.tracker.observe(await this.inner.routeTableRoom!(clusterName, opts), listed);
     } catch (err) {
       if (isAbortError(err) && opts.signal.aborted) throw err;
-      // The room is information only: the list stands (R115).
-      this.logger.warn(`Could not read the route table's room: ${errorMessage(err)}`);
+      // The room is information only: the list stands (R115). Logged once per distinct error.
+      const msg = `Could not read the route table's room: ${errorMessage(err)}`;
+      if (msg !== this.lastFailure) this.logger.warn(msg);
+      else this.logger.v(2).info(msg);
+      this.lastFailure = msg;
+      return listed;
     }
+    this.lastFailure = undefined;
     return listed;
   }
 

@@ -49,8 +49,15 @@ describe('gce: ProjectRoutesQuota', () => {
     await q.room(0, signal);
     now += QUOTA_REFRESH_MS;
     assert.equal((await q.room(0, signal))?.limit, 250);
-    const b = new ProjectRoutesQuota(api([new RetryableError('503')]).api, 'p', () => 0);
+    const failing = api([new RetryableError('503'), project(250, 1)]);
+    let t = 0;
+    const b = new ProjectRoutesQuota(failing.api, 'p', () => t);
     await assert.rejects(b.room(0, signal), /503/);
+    // Not asked again before the refresh (a missing permission would fail every list).
+    assert.equal(await b.room(0, signal), undefined);
+    assert.equal(failing.calls(), 1);
+    t += QUOTA_REFRESH_MS;
+    assert.equal((await b.room(0, signal))?.limit, 250);
   });
 
   test('no ROUTES quota in the answer, or no projects.get: the cloud does not tell', async () => {

@@ -33,6 +33,8 @@ export class ProjectRoutesQuota {
   private readonly project: string;
   private readonly now: () => number;
   private last: QuotaRead | undefined;
+  /** When projects.get last failed with no earlier read to fall back on. */
+  private failedAt: number | undefined;
 
   constructor(api: ComputeApi, project: string, now: () => number = Date.now) {
     this.api = api;
@@ -58,6 +60,8 @@ export class ProjectRoutesQuota {
     const now = this.now();
     if (this.last !== undefined && now - this.last.at < QUOTA_REFRESH_MS) return this.last;
     if (this.api.getProject === undefined) return undefined;
+    // Not asked again before the refresh: a missing compute.projects.get would fail every list.
+    if (this.failedAt !== undefined && now - this.failedAt < QUOTA_REFRESH_MS) return undefined;
     let project;
     try {
       project = await this.api.getProject(this.project, signal);
@@ -65,6 +69,7 @@ export class ProjectRoutesQuota {
       const e = toRouteError(err, `get project ${this.project} (its ROUTES quota)`, signal);
       // Keep the last read on a passing failure; the next list asks again.
       if (this.last !== undefined && errorKind(e) !== 'permanent') return this.last;
+      if (!signal.aborted) this.failedAt = now;
       throw e;
     }
     const q = project.quotas?.find((x) => x.metric === 'ROUTES');
