@@ -121,4 +121,58 @@ describe('azure: the route table’s room (R115–R118)', { ...azureFakeSkip(), 
       'the live nodes have their routes',
     );
   });
+
+  test('the fake refuses a table beyond its own limit: every create of that PUT fails as quota_exceeded, no route is lost', async () => {
+    await fake.reset();
+    await fake.setMaxRoutes(2);
+    await fake.putTable(SUB, RG, TABLE, {
+      location: 'westeurope',
+      properties: {
+        routes: [
+          {
+            name: 'vpn',
+            properties: { addressPrefix: '192.168.0.0/16', nextHopType: 'VirtualNetworkGateway' },
+          },
+        ],
+      },
+    });
+    const cluster = new MemoryCluster();
+    const ip = (a: string) => [{ type: 'InternalIP', address: a }];
+    cluster.createNode({ name: 'node1', podCIDRs: ['10.244.1.0/24'], addresses: ip('10.0.0.1') });
+    cluster.createNode({ name: 'node2', podCIDRs: ['10.244.2.0/24'], addresses: ip('10.0.0.2') });
+    const client = createNetworkClient(
+      {
+        resourceManagerEndpoint: fake.endpoint,
+        subscriptionId: SUB,
+        tokenScope: 'https://management.azure.com/.default',
+      },
+      STATIC_TOKEN,
+    );
+    // The plug-in assumes Azure's 1,000; the fake allows 2, so its PUT is what refuses.
+    const routes = new AzureRoutes(
+      routeTableApi(client, { pollIntervalMs: 20 }),
+      { resourceGroup: RG, routeTableName: TABLE, location: 'westeurope' },
+      cluster,
+    );
+    const controller = new RouteController({
+      routes,
+      nodes: cluster,
+      statusWriter: cluster,
+      recorder: cluster,
+      clusterName: 'k8s',
+      clusterCIDRs: ['10.244.0.0/16'],
+    });
+    const report = await controller.reconcileOnce('periodic', new AbortController().signal);
+    assert.deepEqual([...report.failureKinds], ['quota_exceeded']);
+    assert.equal(report.failed, 2);
+    const table = await fake.table(TABLE);
+    assert.deepEqual(
+      (table?.properties.routes ?? []).map((r) => r.properties.addressPrefix),
+      ['192.168.0.0/16'],
+    );
+    assert.match(
+      cluster.events[0]!.message,
+      /RouteTableRouteLimitExceeded.*; route table k8s-routes in resource group k8s-rg holds 1 of its limit of 1000 routes/,
+    );
+  });
 });
