@@ -5,6 +5,12 @@ import type { FetchInit, FetchResponse } from '../../platform/http-fetch.ts';
 import { EC2Client } from './ec2.ts';
 import { AWS_DEFAULT_ROUTE_LIMIT, ListedTable, QUOTA_REFRESH_MS, RouteTableLimit } from './room.ts';
 import { parseAwsCloudConfig } from './config.ts';
+import { Registry } from 'prom-client';
+import { ec2Error, ec2Ok, ec2RouteTables, stubEc2 } from '../../../test/support/ec2-stub.ts';
+import { MemoryCluster } from '../../cluster/memory-cluster.ts';
+import { RouteController } from '../../controller/route-controller.ts';
+import { MemoryLogger } from '../../core/ports.ts';
+import { AwsRoutes } from './routes.ts';
 
 const client = new EC2Client({
   region: 'eu-west-1',
@@ -77,5 +83,54 @@ describe('aws: RouteTableLimit', () => {
         () => parseAwsCloudConfig(`routeTableLimit: ${bad}\n`),
         /field "routeTableLimit" must be a whole number of at least 1/,
       );
+  });
+
+  test('a create EC2 refuses with RouteLimitExceeded: the Event names the table, its limit and the quota; nothing deleted', async () => {
+    const routes = [
+      { cidr: '10.0.0.0/16', gatewayId: 'local' },
+      { cidr: '10.244.1.0/24', instanceId: 'i-0000000000000000a' },
+      { cidr: '10.244.2.0/24', instanceId: 'i-0000000000000000b' },
+    ];
+    const { client: stub, requests } = stubEc2((req) => {
+      if (req.action === 'DescribeRouteTables')
+        return ec2RouteTables([{ id: 'rtb-0000000000000000a', routes }]);
+      if (req.action === 'ModifyInstanceAttribute') return ec2Ok('ModifyInstanceAttribute');
+      if (req.action === 'CreateRoute')
+        return ec2Error('RouteLimitExceeded', 'The maximum number of routes has been reached.');
+      return ec2Error('UnsupportedOperation', req.action);
+    });
+    const cluster = new MemoryCluster();
+    ['a', 'b', 'c'].forEach((x, i) =>
+      cluster.createNode({
+        name: `node-${x}`,
+        providerID: `aws:///us-east-1a/i-0000000000000000${x}`,
+        podCIDRs: [`10.244.${i + 1}.0/24`],
+      }),
+    );
+    const registry = new Registry();
+    const controller = new RouteController({
+      routes: new AwsRoutes(stub, {}, cluster, new RouteTableLimit({ client: stub, configured: 3 })),
+      nodes: cluster,
+      statusWriter: cluster,
+      recorder: cluster,
+      logger: new MemoryLogger(),
+      registry,
+      clusterName: 'k8s',
+      clusterCIDRs: ['10.244.0.0/16'],
+    });
+    const report = await controller.reconcileOnce('periodic', signal);
+    assert.deepEqual([...report.failureKinds], ['quota_exceeded']);
+    assert.deepEqual(
+      cluster.events.map((e) => [e.node.name, e.reason]),
+      [['node-c', 'FailedToCreateRoute']],
+    );
+    assert.match(
+      cluster.events[0]!.message,
+      /RouteLimitExceeded.*; route table rtb-0000000000000000a holds 3 of its limit of 3 routes \(2 of this cluster, 1 others\); no route of a live node is removed to make room: request an increase of the "Routes per route table" quota \(Service Quotas, vpc L-93826ACB\)/,
+    );
+    assert.deepEqual(
+      requests.filter((r) => r.action === 'DeleteRoute'),
+      [],
+    );
   });
 });
