@@ -53,6 +53,7 @@ export {
 } from './controller/route-controller.ts';
 export { DEFAULTS, type RouteControllerOptions } from './controller/options.ts';
 export type { ReconcileReport } from './controller/reconcile.ts';
+export type { RoomView } from './controller/route-table-room.ts';
 export { RouteControllerMetrics } from './controller/metrics.ts';
 export {
   MemoryRoutes,
