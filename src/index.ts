@@ -12,6 +12,7 @@ export type {
   Route,
   RoutePlan,
   Routes,
+  RouteTableRoom,
 } from './core/types.ts';
 export {
   AbortError,
@@ -52,6 +53,7 @@ export {
 } from './controller/route-controller.ts';
 export { DEFAULTS, type RouteControllerOptions } from './controller/options.ts';
 export type { ReconcileReport } from './controller/reconcile.ts';
+export type { RoomView } from './controller/route-table-room.ts';
 export { RouteControllerMetrics } from './controller/metrics.ts';
 export {
   MemoryRoutes,

@@ -2,6 +2,7 @@
 // cluster and cloud after the node cache synced; prints what `run` would do.
 import { RouteController } from '../controller/route-controller.ts';
 import type { ReconcileReport } from '../controller/reconcile.ts';
+import type { RoomView } from '../controller/route-table-room.ts';
 import { dryRunConditionPatches } from '../core/condition.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { ReconcilePlan } from '../core/plan.ts';
@@ -22,8 +23,25 @@ function section(title: string, lines: readonly string[]): string {
   return `${title} (${lines.length}):\n${lines.length === 0 ? '  none\n' : lines.map((l) => `  ${l}\n`).join('')}`;
 }
 
+/** R119: the room left in the route table now and after this plan (deletes run, every create succeeds). */
+export function formatRoom(room: RoomView | undefined, plan: ReconcilePlan): string {
+  if (room === undefined)
+    return "Route table room: unknown (the cloud provider does not tell its route table's limit)\n";
+  const after = room.limit - room.used - plan.creates.length + plan.deletes.length;
+  const full = after < 0 ? ` (${-after} create(s) would be refused: ${room.raise})` : '';
+  return (
+    `Route table room: ${room.container} holds ${room.used} of its limit of ${room.limit} routes ` +
+    `(${room.cluster} of this cluster, ${room.others} others): ${room.left} left, ${Math.max(0, after)} after this plan${full}\n`
+  );
+}
+
 /** The human-readable plan printed on stdout. */
-export function formatPlan(flags: DaemonFlags, nodeCount: number, report: ReconcileReport): string {
+export function formatPlan(
+  flags: DaemonFlags,
+  nodeCount: number,
+  report: ReconcileReport,
+  room?: RoomView,
+): string {
   const plan = report.plan;
   if (!plan) return 'No plan.\n';
   const creates = plan.creates.map(
@@ -62,6 +80,7 @@ export function formatPlan(flags: DaemonFlags, nodeCount: number, report: Reconc
     section('Node conditions to patch', patches) +
     section('Warning events', events) +
     (ignored.length > 0 ? section('Routes ignored (unparsable destination)', ignored) : '') +
+    `\n${formatRoom(room, plan)}` +
     `\nNothing was changed. Run \`cloud-route-controller run\` with the same flags to apply.\n`
   );
 }
@@ -107,7 +126,7 @@ export async function runPlan(argv: readonly string[], io: CliIO): Promise<numbe
       printErrors(io, [report.error ?? 'reconcile failed']);
       return 1;
     }
-    io.stdout(formatPlan(flags, informer.list().length, report));
+    io.stdout(formatPlan(flags, informer.list().length, report, controller.routeTableRoom()));
     return 0;
   } catch (err) {
     printErrors(io, [errorMessage(err)]);

@@ -42,6 +42,8 @@ export class RouteControllerMetrics {
   readonly cloudWriteBudget: Gauge;
   readonly cacheInvalidations: Counter<'reason'>;
   readonly cachedReconciles: Counter;
+  readonly routeTableRoutes: Gauge<'owner'>;
+  readonly routeTableLimit: Gauge;
   readonly reconcileDuration: Histogram<'trigger'>;
   readonly lastSuccess: Gauge;
   readonly queueDepth: Gauge<'name'>;
@@ -117,6 +119,17 @@ export class RouteControllerMetrics {
     this.cachedReconciles = new Counter({
       name: 'route_controller_cached_reconciles_total',
       help: 'Watch-mode reconciles that planned against the route cache instead of listing (R66).',
+      registers,
+    });
+    this.routeTableRoutes = new Gauge({
+      name: 'route_controller_route_table_routes',
+      help: "Routes in the cloud's route table (or quota) that count against its limit, by owner: this cluster's managed routes or others (R116).",
+      labelNames: ['owner'],
+      registers,
+    });
+    this.routeTableLimit = new Gauge({
+      name: 'route_controller_route_table_route_limit',
+      help: "Routes the cloud's route table (or quota) allows (R116); 0 when the provider cannot tell.",
       registers,
     });
     this.reconcileDuration = new Histogram({

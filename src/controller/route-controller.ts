@@ -15,6 +15,7 @@ import { OncePerNode } from './once-per-node.ts';
 import { DEFAULTS, defaultWriteBurst, type RouteControllerOptions } from './options.ts';
 import { runPeriodic } from './periodic-mode.ts';
 import { reconcile, type ReconcileDeps, type ReconcileReport, type RouteSource } from './reconcile.ts';
+import { RouteTableRoomTracker, withRouteTableRoom, type RoomView } from './route-table-room.ts';
 import { WatchMode } from './watch-mode.ts';
 
 export class RouteControllerConfigError extends Error {
@@ -36,6 +37,7 @@ export class RouteController {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly deps: ReconcileDeps;
+  private readonly room: RouteTableRoomTracker;
   private reconcileStartedAt: number | undefined;
   private lastProgressAt: number;
 
@@ -62,8 +64,14 @@ export class RouteController {
     const writer = options.statusWriter;
     const writeLimiter = writePacer(options, this.clock, this.metrics);
     const cache = routeCache(options);
+    this.room = new RouteTableRoomTracker({
+      clusterCIDRs: this.clusterCIDRs,
+      metrics: this.metrics,
+      logger: this.logger,
+    });
     this.deps = {
-      routes: options.routes,
+      // R115–R117: the room is read with each list and kept by the writes.
+      routes: withRouteTableRoom(options.routes, this.room, this.logger),
       caller,
       nodes: options.nodes,
       statusWriter: {
@@ -100,6 +108,11 @@ export class RouteController {
       reconcileStartedAt: this.reconcileStartedAt,
       lastProgressAt: this.lastProgressAt,
     };
+  }
+
+  /** R116: the route table's room as last read and kept since; undefined if the provider cannot tell. */
+  routeTableRoom(): RoomView | undefined {
+    return this.room.view();
   }
 
   /** One reconcile now, whatever the mode (used by `plan` and tests). */

@@ -54,6 +54,25 @@ export interface Routes {
   deleteRoute(clusterName: string, route: Readonly<Route>, opts: CallOptions): Promise<void>;
   /** Optional batch hook (R8): called once per reconcile instead of per-route calls. */
   applyRoutes?(clusterName: string, plan: RoutePlan, opts: CallOptions): Promise<OperationResult[]>;
+  /**
+   * Optional (R115): how many routes the container (route table, router, network, project quota)
+   * allows and holds. Called right after each successful listRoutes, with the same options (so
+   * the same reconcile scratch); answers from what that list read and a limit it keeps, making
+   * no cloud call of its own per reconcile. undefined: the cloud cannot tell.
+   */
+  routeTableRoom?(clusterName: string, opts: CallOptions): Promise<RouteTableRoom | undefined>;
+}
+
+/** R115: the room in the container that holds the cluster's routes. */
+export interface RouteTableRoom {
+  /** What holds the routes and counts against the limit, for messages: "route table rtb-0abc". */
+  readonly container: string;
+  /** Routes the container (or quota) allows. */
+  readonly limit: number;
+  /** Routes it holds now, the cluster's and others' (those that count against the limit). */
+  readonly used: number;
+  /** How to raise the limit, one sentence for Events, logs and `plan`. */
+  readonly raise: string;
 }
 
 export interface CloudProvider {

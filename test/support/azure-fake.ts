@@ -82,6 +82,8 @@ export interface AzureFake {
   reset(): Promise<void>;
   /** Non-terminal responses of each LRO (the number of polls it takes). */
   setLROPolls(n: number): Promise<void>;
+  /** Routes a table may hold (testenv/azure-fake/limit.go); 0: Azure's 1,000. */
+  setMaxRoutes(n: number): Promise<void>;
   inject(...faults: FakeFault[]): Promise<void>;
   pendingFaults(): Promise<number>;
   tables(): Promise<FakeTable[]>;
@@ -140,6 +142,7 @@ export async function startAzureFake(): Promise<AzureFake> {
     endpoint,
     reset: async () => void (await control('POST', 'reset')),
     setLROPolls: async (n) => void (await control('POST', 'config', { lroPolls: n })),
+    setMaxRoutes: async (n) => void (await control('POST', 'config', { maxRoutes: n })),
     inject: async (...faults) => void (await control('POST', 'faults', faults)),
     pendingFaults: async () => ((await control('GET', 'faults')) as { pending: number }).pending,
     tables,

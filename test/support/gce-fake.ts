@@ -86,7 +86,12 @@ export interface GceFake {
   readonly api: string;
   reset(): Promise<void>;
   /** RUNNING answers before DONE; each wait consumes at most waitSteps of them (0: all); page size. */
-  configure(c: { opPolls?: number; waitSteps?: number; pageSize?: number }): Promise<void>;
+  configure(c: {
+    opPolls?: number;
+    waitSteps?: number;
+    pageSize?: number;
+    routesQuota?: number;
+  }): Promise<void>;
   inject(...faults: FakeFault[]): Promise<void>;
   pendingFaults(): Promise<number>;
   clearFaults(): Promise<void>;

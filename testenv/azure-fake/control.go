@@ -85,14 +85,21 @@ func (s *server) control(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]int{"pending": n})
 	case "POST /_fake/config":
 		var c struct {
-			LROPolls *int `json:"lroPolls"`
+			LROPolls  *int `json:"lroPolls"`
+			MaxRoutes *int `json:"maxRoutes"`
 		}
-		if err := json.Unmarshal(body, &c); err != nil || c.LROPolls == nil || *c.LROPolls < 0 {
-			writeJSON(w, 400, map[string]string{"error": "want {\"lroPolls\": N >= 0}"})
+		if err := json.Unmarshal(body, &c); err != nil || (c.LROPolls == nil && c.MaxRoutes == nil) ||
+			(c.LROPolls != nil && *c.LROPolls < 0) || (c.MaxRoutes != nil && *c.MaxRoutes < 0) {
+			writeJSON(w, 400, map[string]string{"error": "want {\"lroPolls\": N >= 0, \"maxRoutes\": N >= 0}"})
 			return
 		}
 		s.st.mu.Lock()
-		s.st.lroPolls = *c.LROPolls
+		if c.LROPolls != nil {
+			s.st.lroPolls = *c.LROPolls
+		}
+		if c.MaxRoutes != nil {
+			s.st.maxRoutes = *c.MaxRoutes
+		}
 		s.st.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	default:

@@ -7,7 +7,8 @@
 //	azure-fake -listen 127.0.0.1:0 -addr-file /tmp/addr
 //
 // Control endpoints (no auth): POST /_fake/reset, GET /_fake/state,
-// GET /_fake/requests, POST /_fake/faults, GET /_fake/faults, POST /_fake/config.
+// GET /_fake/requests, POST /_fake/faults, GET /_fake/faults, POST /_fake/config
+// ({"lroPolls": N, "maxRoutes": N}: a table PUT beyond maxRoutes is refused, limit.go).
 package main
 
 import (

@@ -52,6 +52,8 @@ type state struct {
 	tables   map[string]*armnetwork.RouteTable
 	etagSeq  int
 	lroPolls int // non-terminal responses each PUT/DELETE LRO gives before its result
+	// maxRoutes is the routes a table may hold (limit.go); 0 means Azure's 1,000.
+	maxRoutes int
 }
 
 func newState() *state {
@@ -200,6 +202,10 @@ func (s *state) putTable(ctx context.Context, rg, name string, body armnetwork.R
 		errResp.SetError(e)
 		return azfake.PollerResponder[armnetwork.RouteTablesClientCreateOrUpdateResponse]{}, errResp
 	}
+	if e := s.routeLimit(name, &body); e != nil {
+		errResp.SetError(e)
+		return azfake.PollerResponder[armnetwork.RouteTablesClientCreateOrUpdateResponse]{}, errResp
+	}
 	status := http.StatusOK
 	if cur == nil {
 		status = http.StatusCreated
@@ -320,4 +326,5 @@ func (s *state) reset() {
 	defer s.mu.Unlock()
 	s.tables = map[string]*armnetwork.RouteTable{}
 	s.lroPolls = 2
+	s.maxRoutes = 0
 }

@@ -283,6 +283,13 @@ func (s *server) insertRoute(w http.ResponseWriter, r *http.Request, project str
 		writeJSON(w, 200, s.newOperation(project, "insert", selfBase+"projects/"+project+"/global/routes/"+rt.Name, f.OpError))
 		return nil
 	}
+	if quota, err := s.routesQuotaError(r.Context(), key); err != nil {
+		return fromMock(err)
+	} else if quota != nil {
+		// Accepted, then the operation fails and nothing is created (quota.go).
+		writeJSON(w, 200, s.newOperation(project, "insert", selfBase+"projects/"+project+"/global/routes/"+rt.Name, quota))
+		return nil
+	}
 	s.mu.Lock()
 	s.ids++
 	rt.Id = uint64(1000000 + s.ids)

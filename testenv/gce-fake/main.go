@@ -11,7 +11,8 @@
 //
 // Control endpoints (no auth): POST /_fake/reset, GET /_fake/state,
 // GET /_fake/requests, POST /_fake/faults, GET /_fake/faults, POST /_fake/config,
-// POST /_fake/instances.
+// POST /_fake/instances. projects.get reports the ROUTES quota, which inserts respect
+// (quota.go; POST /_fake/config {"routesQuota": N} lowers it).
 package main
 
 import (

@@ -61,6 +61,8 @@ type server struct {
 	waitSteps int
 	pageSize  int
 	endpoint  string
+	// routesQuota is the project's ROUTES quota (quota.go); 0 means the default.
+	routesQuota int
 }
 
 func newServer(endpoint string) *server {
@@ -75,6 +77,7 @@ func (s *server) reset() {
 	s.gce = cloud.NewMockGCE(&cloud.SingleProjectRouter{ID: "fake-project"})
 	s.log, s.faults, s.ops = nil, nil, map[string]*opEntry{}
 	s.opPolls, s.waitSteps, s.pageSize = 2, 0, 0
+	s.routesQuota = 0
 }
 
 func (s *server) record(e logEntry) {
@@ -150,6 +153,9 @@ func (s *server) compute(w http.ResponseWriter, r *http.Request) {
 		case r.Method == "DELETE":
 			api, run = "routes.delete", func(f *fault) *apiError { return s.deleteRoute(rec, r, project, name, f) }
 		}
+	} else if m := projectPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == "GET" {
+		project = m[1]
+		api, run = "projects.get", func(*fault) *apiError { return s.getProject(rec, r, project) }
 	} else if m := instancePath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == "GET" {
 		project, name = m[1], m[3]
 		api, run = "instances.get", func(*fault) *apiError { return s.getInstance(rec, r, project, m[2], name) }
@@ -331,15 +337,19 @@ func (s *server) control(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]int{"pending": n})
 	case "POST /_fake/config":
 		var c struct {
-			OpPolls   *int `json:"opPolls"`
-			WaitSteps *int `json:"waitSteps"`
-			PageSize  *int `json:"pageSize"`
+			OpPolls     *int `json:"opPolls"`
+			WaitSteps   *int `json:"waitSteps"`
+			PageSize    *int `json:"pageSize"`
+			RoutesQuota *int `json:"routesQuota"`
 		}
-		if err := json.Unmarshal(body, &c); err != nil || (c.OpPolls != nil && *c.OpPolls < 0) || (c.PageSize != nil && *c.PageSize < 0) || (c.WaitSteps != nil && *c.WaitSteps < 0) {
-			writeJSON(w, 400, map[string]string{"error": "want {\"opPolls\": N >= 0, \"waitSteps\": N >= 0, \"pageSize\": N >= 0}"})
+		if err := json.Unmarshal(body, &c); err != nil || (c.OpPolls != nil && *c.OpPolls < 0) || (c.PageSize != nil && *c.PageSize < 0) || (c.WaitSteps != nil && *c.WaitSteps < 0) || (c.RoutesQuota != nil && *c.RoutesQuota < 0) {
+			writeJSON(w, 400, map[string]string{"error": "want {\"opPolls\": N >= 0, \"waitSteps\": N >= 0, \"pageSize\": N >= 0, \"routesQuota\": N >= 0}"})
 			return
 		}
 		s.mu.Lock()
+		if c.RoutesQuota != nil {
+			s.routesQuota = *c.RoutesQuota
+		}
 		if c.OpPolls != nil {
 			s.opPolls = *c.OpPolls
 		}

@@ -13,13 +13,22 @@ export interface AwsCloudConfig {
   endpoint?: string;
   /** Turn off the instance's source/destination check on create; default true. */
   disableSrcDstCheck?: boolean;
+  /** R118: the route table's route limit; unset: Service Quotas' "Routes per route table", else 50. */
+  routeTableLimit?: number;
 }
 
 export class AwsConfigError extends Error {
   override readonly name: string = 'AwsConfigError';
 }
 
-const FIELDS = ['region', 'routeTableId', 'vpcId', 'endpoint', 'disableSrcDstCheck'] as const;
+const FIELDS = [
+  'region',
+  'routeTableId',
+  'vpcId',
+  'endpoint',
+  'disableSrcDstCheck',
+  'routeTableLimit',
+] as const;
 type Field = (typeof FIELDS)[number];
 
 const PATTERNS: Partial<Record<Field, { re: RegExp; example: string }>> = {
@@ -82,6 +91,13 @@ export function parseAwsCloudConfig(text: string): AwsCloudConfig {
   if (obj.routeTableId !== undefined) config.routeTableId = stringField('routeTableId', obj.routeTableId);
   if (obj.vpcId !== undefined) config.vpcId = stringField('vpcId', obj.vpcId);
   if (obj.endpoint !== undefined) config.endpoint = endpointField(obj.endpoint);
+  if (obj.routeTableLimit !== undefined) {
+    const n = obj.routeTableLimit;
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) {
+      fail(`field "routeTableLimit" must be a whole number of at least 1, got ${JSON.stringify(n)}`);
+    }
+    config.routeTableLimit = n;
+  }
   if (obj.disableSrcDstCheck !== undefined) {
     if (typeof obj.disableSrcDstCheck !== 'boolean') {
       fail(`field "disableSrcDstCheck" must be true or false, got ${JSON.stringify(obj.disableSrcDstCheck)}`);

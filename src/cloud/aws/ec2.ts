@@ -14,3 +14,6 @@ export {
   ReplaceRouteCommand,
 } from '@aws-sdk/client-ec2';
 export type { EC2ClientConfig, Filter, Route as Ec2Route, RouteTable } from '@aws-sdk/client-ec2';
+// SigV4 for the one Service Quotas request the room reads (room.ts): that service's client
+// would bring a second copy of the SDK's core; the signer is the one the EC2 client uses.
+export { SignatureV4 } from '@smithy/signature-v4';

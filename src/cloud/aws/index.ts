@@ -3,6 +3,7 @@ import type { CloudProvider, CloudProviderFactory, NodeLister, Routes } from '..
 import { AwsConfigError, configuredRegion, parseAwsCloudConfig } from './config.ts';
 import type { AwsCloudConfig } from './config.ts';
 import { EC2Client } from './ec2.ts';
+import { RouteTableLimit } from './room.ts';
 import { AwsRoutes } from './routes.ts';
 
 export { AwsRoutes, CLUSTER_TAG_PREFIX, toRoute } from './routes.ts';
@@ -62,5 +63,10 @@ export const awsProviderFactory: CloudProviderFactory = async (
       'aws cloud config: no AWS region: set "region" in the cloud config, or AWS_REGION / AWS_DEFAULT_REGION',
     );
   }
-  return new AwsCloudProvider(new AwsRoutes(client, config, nodes));
+  const limit = new RouteTableLimit({
+    client,
+    ...(config.routeTableLimit !== undefined ? { configured: config.routeTableLimit } : {}),
+    ...(config.endpoint !== undefined ? { endpoint: config.endpoint } : {}),
+  });
+  return new AwsCloudProvider(new AwsRoutes(client, config, nodes, limit));
 };

@@ -16,9 +16,10 @@ import {
   isAbortError,
   throwIfAborted,
 } from '../../core/errors.ts';
-import type { CallOptions, NodeLister, Route, Routes } from '../../core/types.ts';
+import type { CallOptions, NodeLister, Route, Routes, RouteTableRoom } from '../../core/types.ts';
 import type { AwsCloudConfig } from './config.ts';
 import { awsErrorCode, toRouteError } from './errors.ts';
+import { ListedTable, type RouteTableLimit } from './room.ts';
 import {
   destinationOf,
   instanceIdFromProviderID,
@@ -70,11 +71,21 @@ export class AwsRoutes implements Routes {
   private readonly client: EC2Client;
   private readonly config: AwsRoutesConfig;
   private readonly nodes: NodeLister;
+  private readonly limit: RouteTableLimit | undefined;
 
-  constructor(client: EC2Client, config: AwsRoutesConfig, nodes: NodeLister) {
+  /** `limit`: where the table's route limit comes from (R118); without it the room is not told. */
+  constructor(client: EC2Client, config: AwsRoutesConfig, nodes: NodeLister, limit?: RouteTableLimit) {
     this.client = client;
     this.config = config;
     this.nodes = nodes;
+    this.limit = limit;
+  }
+
+  /** R115: the table listRoutes just read, against its limit (room.ts). */
+  async routeTableRoom(_clusterName: string, opts: CallOptions): Promise<RouteTableRoom | undefined> {
+    const listed = opts.reconcile.scratch.get(ListedTable.key);
+    if (this.limit === undefined || !(listed instanceof ListedTable)) return undefined;
+    return this.limit.room(listed, opts.signal);
   }
 
   async listRoutes(clusterName: string, opts: CallOptions): Promise<Route[]> {
@@ -82,6 +93,7 @@ export class AwsRoutes implements Routes {
     const table = await this.findRouteTable(clusterName, opts);
     // Creates and deletes later in this reconcile reuse the table found here.
     opts.reconcile.scratch.set(this.tableKey(clusterName), new Shared(Promise.resolve(table.id)));
+    opts.reconcile.scratch.set(ListedTable.key, new ListedTable(table.id, table.routes));
     const instances = instanceNodeMap(this.nodes);
     const routes: Route[] = [];
     for (const r of table.routes) {

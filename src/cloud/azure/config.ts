@@ -33,6 +33,8 @@ export interface AzureCloudConfig {
   routeTableName: string;
   /** Where a missing route table is created. */
   location: string;
+  /** R118 (this project's key `routeTableRouteLimit`): routes the table allows; default Azure's. */
+  routeTableRouteLimit?: number;
   credential: AzureCredentialConfig;
 }
 
@@ -103,6 +105,14 @@ function requiredString(raw: Raw, key: string, why: string): string {
 function matching(key: string, value: string, re: RegExp, expected: string): string {
   if (!re.test(value)) fail(`"${key}" is not valid: ${JSON.stringify(value)} (expected ${expected})`);
   return value;
+}
+
+function optionalPositiveInt(raw: Raw, key: string): number | undefined {
+  const v = raw[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1)
+    fail(`"${key}" must be a whole number of at least 1, got ${JSON.stringify(v)}`);
+  return v;
 }
 
 function optionalBool(raw: Raw, key: string): boolean {
@@ -231,7 +241,9 @@ export function parseAzureCloudConfig(text: string, env: Env = process.env): Azu
   );
   const location = requiredString(raw, 'location', 'where a missing route table is created');
   const endpoint = optionalString(raw, 'resourceManagerEndpoint');
+  const routeLimit = optionalPositiveInt(raw, 'routeTableRouteLimit');
   return {
+    ...(routeLimit !== undefined ? { routeTableRouteLimit: routeLimit } : {}),
     cloud: cloud.name,
     resourceManagerEndpoint: endpoint !== undefined ? endpointField(endpoint) : cloud.arm,
     authorityHost: cloud.authority,

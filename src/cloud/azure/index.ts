@@ -46,6 +46,7 @@ export async function buildAzureProvider(
       resourceGroup: config.routeTableResourceGroup,
       routeTableName: config.routeTableName,
       location: config.location,
+      ...(config.routeTableRouteLimit !== undefined ? { routeLimit: config.routeTableRouteLimit } : {}),
     },
     nodes,
   );

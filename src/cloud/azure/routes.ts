@@ -7,11 +7,20 @@
 // out with the next reconcile's PUT.
 import type { RouteTable } from '@azure/arm-network';
 import { isAbortError, throwIfAborted } from '../../core/errors.ts';
-import type { CallOptions, NodeLister, OperationResult, Route, RoutePlan, Routes } from '../../core/types.ts';
+import type {
+  CallOptions,
+  NodeLister,
+  OperationResult,
+  Route,
+  RoutePlan,
+  Routes,
+  RouteTableRoom,
+} from '../../core/types.ts';
 import type { RouteTableApi } from './client.ts';
 import { toRouteError } from './errors.ts';
 import { TableDraft } from './table.ts';
 import type { EditOutcome } from './table.ts';
+import { AZURE_DEFAULT_ROUTE_LIMIT, createWithinLimit, ListedCount, tableRoom } from './room.ts';
 import { canonicalIP, familyOf, nextHopFor, nodesByLowerName, routeOwner } from './targets.ts';
 
 export interface AzureRoutesConfig {
@@ -20,6 +29,8 @@ export interface AzureRoutesConfig {
   readonly routeTableName: string;
   /** Where a missing table is created. */
   readonly location: string;
+  /** R118: routes the table allows (`routeTableRouteLimit`); default Azure's. */
+  readonly routeLimit?: number;
 }
 
 /** The table as listRoutes read it, kept for the same reconcile's applyRoutes (saves a GET). */
@@ -57,6 +68,7 @@ export class AzureRoutes implements Routes {
   async listRoutes(_clusterName: string, opts: CallOptions): Promise<Route[]> {
     throwIfAborted(opts.signal);
     const table = await this.read(opts);
+    opts.reconcile.scratch.set(ListedCount.key, new ListedCount(table?.routes?.length ?? 0));
     if (table === undefined) return []; // created by the first write
     opts.reconcile.scratch.set(this.scratchKey(), new ListedTable(table));
     const nodes = nodesByLowerName(this.nodes);
@@ -66,6 +78,18 @@ export class AzureRoutes implements Routes {
       if (route !== undefined) routes.push(route);
     }
     return routes;
+  }
+
+  /** R115: the table listRoutes just read, against its limit; no call of its own. */
+  routeTableRoom(_clusterName: string, opts: CallOptions): Promise<RouteTableRoom | undefined> {
+    const listed = opts.reconcile.scratch.get(ListedCount.key);
+    return Promise.resolve(
+      listed instanceof ListedCount ? tableRoom(this.table, listed.count, this.limit) : undefined,
+    );
+  }
+
+  private get limit(): number {
+    return this.config.routeLimit ?? AZURE_DEFAULT_ROUTE_LIMIT;
   }
 
   async applyRoutes(_clusterName: string, plan: RoutePlan, opts: CallOptions): Promise<OperationResult[]> {
@@ -79,7 +103,8 @@ export class AzureRoutes implements Routes {
     // R8: every delete before any create, so a destination moves within one write.
     const edits: EditOutcome[] = [
       ...plan.deletes.map((d) => draft.delete(d)),
-      ...plan.creates.map((c) => draft.create(c.route)),
+      // R97, R118: a create the table has no room for is refused alone, before the PUT.
+      ...plan.creates.map((c) => createWithinLimit(draft, c.route, this.limit, this.table)),
     ];
     if (!edits.some((e) => e.kind === 'changed')) return edits.map(outcome);
     let written: OperationResult;

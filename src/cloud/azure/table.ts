@@ -48,6 +48,11 @@ export class TableDraft {
     return this.routes;
   }
 
+  /** Puts back routes taken from result() earlier (a create that does not fit, R118). */
+  restore(routes: readonly AzureRoute[]): void {
+    this.routes = [...routes];
+  }
+
   /**
    * R3: removes the listed route (same name, same destination) and nothing
    * else; a route already gone, or renamed or re-pointed since, is left alone.

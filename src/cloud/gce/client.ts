@@ -40,6 +40,12 @@ export interface GceInstance {
   zone?: string;
 }
 
+/** projects.get: the project's quotas (R118 reads `ROUTES`). */
+export interface GceProject {
+  name?: string;
+  quotas?: { metric?: string; limit?: number; usage?: number }[];
+}
+
 /** Where an access token comes from (auth.ts); called before every request, it caches. */
 export type TokenSource = (signal: AbortSignal) => Promise<string>;
 
@@ -63,6 +69,8 @@ export interface ComputeApi {
   getInstance(project: string, zone: string, name: string, signal: AbortSignal): Promise<GceInstance>;
   /** Resolves once the operation is DONE (its error, if any, is the caller's to read). */
   waitOperation(project: string, op: GceOperation, signal: AbortSignal): Promise<GceOperation>;
+  /** projects.get, for the ROUTES quota (R118); optional so test doubles may leave it out. */
+  getProject?(project: string, signal: AbortSignal): Promise<GceProject>;
 }
 
 export class ComputeClient implements ComputeApi {
@@ -140,6 +148,10 @@ export class ComputeClient implements ComputeApi {
 
   getInstance(project: string, zone: string, name: string, signal: AbortSignal): Promise<GceInstance> {
     return this.call('GET', `projects/${enc(project)}/zones/${enc(zone)}/instances/${enc(name)}`, signal);
+  }
+
+  getProject(project: string, signal: AbortSignal): Promise<GceProject> {
+    return this.call('GET', `projects/${enc(project)}`, signal);
   }
 
   async waitOperation(project: string, op: GceOperation, signal: AbortSignal): Promise<GceOperation> {

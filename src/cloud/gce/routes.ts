@@ -6,9 +6,10 @@
 // existing route is seen to be the same one, and a 404 on delete is success.
 import { canonicalCIDR } from '../../core/cidr.ts';
 import { PermanentError, throwIfAborted } from '../../core/errors.ts';
-import type { CallOptions, Node, NodeLister, Route, Routes } from '../../core/types.ts';
+import type { CallOptions, Node, NodeLister, Route, Routes, RouteTableRoom } from '../../core/types.ts';
 import type { ComputeApi, GceOperation, GceRoute } from './client.ts';
 import { GceApiError, toRouteError } from './errors.ts';
+import { ListedClusterRoutes, ProjectRoutesQuota } from './room.ts';
 import {
   escapeRegExp,
   instancePath,
@@ -43,11 +44,20 @@ export class GceRoutes implements Routes {
   private readonly api: ComputeApi;
   private readonly config: GceRoutesConfig;
   private readonly nodes: NodeLister;
+  private readonly quota: ProjectRoutesQuota;
 
-  constructor(api: ComputeApi, config: GceRoutesConfig, nodes: NodeLister) {
+  constructor(api: ComputeApi, config: GceRoutesConfig, nodes: NodeLister, now?: () => number) {
     this.api = api;
     this.config = config;
     this.nodes = nodes;
+    this.quota = new ProjectRoutesQuota(api, config.networkProjectID, now);
+  }
+
+  /** R115: the project's ROUTES quota, read at most every QUOTA_REFRESH_MS (room.ts). */
+  async routeTableRoom(_clusterName: string, opts: CallOptions): Promise<RouteTableRoom | undefined> {
+    const listed = opts.reconcile.scratch.get(ListedClusterRoutes.key);
+    if (!(listed instanceof ListedClusterRoutes)) return undefined;
+    return this.quota.room(listed.count, opts.signal);
   }
 
   private get network(): string {
@@ -90,6 +100,7 @@ export class GceRoutes implements Routes {
       if (r.nextHopInstance === undefined || r.nextHopInstance === '') continue;
       routes.push(toRoute(r, this.nodes, byInstance));
     }
+    opts.reconcile.scratch.set(ListedClusterRoutes.key, new ListedClusterRoutes(routes.length));
     return routes;
   }
 

@@ -10,6 +10,8 @@ export interface HcloudConfig {
   readonly network: number | string;
   /** API base URL without trailing slash, e.g. https://api.hetzner.cloud/v1. */
   readonly endpoint: string;
+  /** R118: routes the network allows (Hetzner's documented 100); set only if Hetzner raised it. */
+  readonly routeLimit?: number;
 }
 
 export class HcloudConfigError extends Error {
@@ -18,7 +20,7 @@ export class HcloudConfigError extends Error {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-const KNOWN_FIELDS: ReadonlySet<string> = new Set(['network', 'endpoint']);
+const KNOWN_FIELDS: ReadonlySet<string> = new Set(['network', 'endpoint', 'routeLimit']);
 
 function fail(message: string): never {
   throw new HcloudConfigError(`hcloud cloud config: ${message}`);
@@ -91,7 +93,7 @@ export function parseHcloudConfig(text: string, env: Env = process.env): HcloudC
         'field "token" is not supported; the API token is read from the HCLOUD_TOKEN environment variable',
       );
     }
-    if (!KNOWN_FIELDS.has(key)) fail(`unknown field "${key}" (known fields: network, endpoint)`);
+    if (!KNOWN_FIELDS.has(key)) fail(`unknown field "${key}" (known fields: network, endpoint, routeLimit)`);
   }
 
   let network: number | string;
@@ -109,7 +111,11 @@ export function parseHcloudConfig(text: string, env: Env = process.env): HcloudC
   } else if (env['HCLOUD_ENDPOINT'] !== undefined && env['HCLOUD_ENDPOINT'].trim() !== '') {
     endpoint = parseEndpoint(env['HCLOUD_ENDPOINT'], 'environment variable HCLOUD_ENDPOINT');
   }
-  return { network, endpoint };
+  const limit = obj['routeLimit'];
+  if (limit !== undefined && !(typeof limit === 'number' && Number.isSafeInteger(limit) && limit > 0)) {
+    fail(`field "routeLimit" must be a whole number of at least 1, got ${JSON.stringify(limit)}`);
+  }
+  return { network, endpoint, ...(limit !== undefined ? { routeLimit: limit } : {}) };
 }
 
 /** The project's read/write API token. Mounted secrets often end in a newline, hence trim. */

@@ -42,7 +42,12 @@ export function buildHcloudProvider(
     fetch: opts.fetch,
     pollIntervalMs: opts.pollIntervalMs,
   });
-  const routes = new HcloudRoutes({ client, network: cfg.network, nodes });
+  const routes = new HcloudRoutes({
+    client,
+    network: cfg.network,
+    nodes,
+    ...(cfg.routeLimit !== undefined ? { routeLimit: cfg.routeLimit } : {}),
+  });
   return {
     name: 'hcloud',
     routes: () => routes,

@@ -1,16 +1,19 @@
 // Routes of one Hetzner Cloud network: destination → gateway, where the
 // gateway is the private IP of a node's server in that network.
 import { AbortError, PermanentError, RetryableError, throwIfAborted } from '../../core/errors.ts';
-import type { CallOptions, NodeLister, Route, Routes } from '../../core/types.ts';
+import type { CallOptions, NodeLister, Route, Routes, RouteTableRoom } from '../../core/types.ts';
 import type { ApiNetwork, ApiRoute, ApiServer } from './api.ts';
 import type { HcloudClient } from './client.ts';
 import { canonicalIPv4, canonicalIPv4Cidr } from './ipv4.ts';
+import { ListedNetwork, networkRoom } from './room.ts';
 
 export interface HcloudRoutesOptions {
   readonly client: HcloudClient;
   /** Network ID or name from the cloud config. */
   readonly network: number | string;
   readonly nodes: NodeLister;
+  /** R118: routes the network allows; default Hetzner's 100. */
+  readonly routeLimit?: number;
 }
 
 /** Server ID → private IP in our network; null: the server exists but is not attached. */
@@ -78,9 +81,11 @@ export class HcloudRoutes implements Routes {
   private readonly nodes: NodeLister;
   private readonly lock = new NetworkLock();
   private networkId: number | undefined;
+  private readonly routeLimit: number | undefined;
 
   constructor(opts: HcloudRoutesOptions) {
     this.client = opts.client;
+    this.routeLimit = opts.routeLimit;
     this.network = opts.network;
     this.nodes = opts.nodes;
   }
@@ -93,6 +98,7 @@ export class HcloudRoutes implements Routes {
       this.client.getNetwork(networkId, signal),
       this.client.listServers(signal),
     ]);
+    opts.reconcile.scratch.set(ListedNetwork.key, new ListedNetwork(network));
     const ips = this.serverIPs(opts);
     const serverByIP = new Map<string, ApiServer>();
     for (const s of servers) {
@@ -119,6 +125,14 @@ export class HcloudRoutes implements Routes {
         blackhole: targetNode === '',
       };
     });
+  }
+
+  /** R115: the network listRoutes just read, against its limit; no call of its own. */
+  routeTableRoom(_clusterName: string, opts: CallOptions): Promise<RouteTableRoom | undefined> {
+    const listed = opts.reconcile.scratch.get(ListedNetwork.key);
+    return Promise.resolve(
+      listed instanceof ListedNetwork ? networkRoom(listed.network, this.routeLimit) : undefined,
+    );
   }
 
   async createRoute(

@@ -6,7 +6,14 @@ import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } f
 import { parseYaml } from '../../yaml/lazy.ts';
 import { parseDuration } from '../../core/duration.ts';
 import { PermanentError } from '../../core/errors.ts';
-import type { CallOptions, CloudProvider, CloudProviderFactory, Route, Routes } from '../../core/types.ts';
+import type {
+  CallOptions,
+  CloudProvider,
+  CloudProviderFactory,
+  Route,
+  Routes,
+  RouteTableRoom,
+} from '../../core/types.ts';
 import { MemoryRoutes, type MemoryRoutesOptions, type StoredRoute } from './memory-routes.ts';
 
 export interface MemoryCloudConfig {
@@ -161,6 +168,11 @@ class FileBackedRoutes implements Routes {
       { destinationCIDR: route.destinationCIDR, targetNode: route.targetNode },
       () => this.mem.createRoute(clusterName, nameHint, route, opts),
     );
+  }
+
+  routeTableRoom(clusterName: string, opts: CallOptions): Promise<RouteTableRoom | undefined> {
+    // The state file was loaded by the list this follows (R115); no file I/O of its own.
+    return this.mem.routeTableRoom(clusterName, opts);
   }
 
   deleteRoute(clusterName: string, route: Readonly<Route>, opts: CallOptions): Promise<void> {

@@ -11,7 +11,7 @@ import {
   ThrottledError,
   throwIfAborted,
 } from '../../core/errors.ts';
-import type { CallOptions, NodeAddress, Route, Routes } from '../../core/types.ts';
+import type { CallOptions, NodeAddress, Route, Routes, RouteTableRoom } from '../../core/types.ts';
 import { seededRandom } from '../../core/random.ts';
 import { TokenBucket } from './token-bucket.ts';
 
@@ -46,7 +46,7 @@ export interface MemoryRoutesOptions {
   readonly rateLimit?: { ratePerSec: number; burst: number };
   /** API rate limit over create/delete only. */
   readonly writeRateLimit?: { ratePerSec: number; burst: number };
-  /** Maximum number of routes in the table (E10). */
+  /** Maximum number of routes in the table (E10); also its room's limit (R115). */
   readonly quota?: number;
   /** Whether listRoutes reports target addresses (enableNodeAddresses). */
   readonly reportNodeAddresses?: boolean;
@@ -154,6 +154,21 @@ export class MemoryRoutes implements Routes {
     return [...this.table.values()]
       .filter((r) => r.clusterName === undefined || r.clusterName === clusterName)
       .map((r) => this.listed(r));
+  }
+
+  /**
+   * R115: the table's room, every cluster's routes counted, when a quota is set. No call of its
+   * own is recorded: like a real provider it answers from what it holds.
+   */
+  routeTableRoom(_clusterName: string, opts: CallOptions): Promise<RouteTableRoom | undefined> {
+    throwIfAborted(opts.signal);
+    if (this.quota === undefined) return Promise.resolve(undefined);
+    return Promise.resolve({
+      container: 'the memory route table',
+      limit: this.quota,
+      used: this.table.size,
+      raise: 'raise "quota" in the memory cloud config',
+    });
   }
 
   /** A stored route as listRoutes reports it. */

@@ -57,6 +57,8 @@ export interface OpenStackConfig {
   readonly tlsInsecure: boolean;
   /** [Route] router-id: the Neutron router whose extra routes are the cluster's routes. */
   readonly routerId: string;
+  /** [Route] max-routes (this project's): the router's route limit (R118), default Neutron's 30. */
+  readonly maxRoutes?: number;
 }
 
 /** Every [Global] key upstream's AuthOpts reads, plus the project-* spellings of tenant-*. */
@@ -95,7 +97,7 @@ const GLOBAL_KEYS = [
   'application-credential-secret',
 ] as const;
 type GlobalKey = (typeof GLOBAL_KEYS)[number];
-const ROUTE_KEYS = ['router-id'] as const;
+const ROUTE_KEYS = ['router-id', 'max-routes'] as const;
 const ALIASES: Partial<Record<GlobalKey, GlobalKey>> = {
   'project-id': 'tenant-id',
   'project-name': 'tenant-name',
@@ -118,7 +120,11 @@ function fail(msg: string): never {
 
 type Values = Map<GlobalKey, string>;
 
-function readSections(text: string): { global: Values; routerId: string | undefined } {
+function readSections(text: string): {
+  global: Values;
+  routerId: string | undefined;
+  maxRoutes: number | undefined;
+} {
   let sections;
   try {
     sections = parseGcfg(text);
@@ -128,6 +134,7 @@ function readSections(text: string): { global: Values; routerId: string | undefi
   }
   const global: Values = new Map();
   let routerId: string | undefined;
+  let maxRoutes: number | undefined;
   for (const s of sections) {
     if (s.name === 'global' && s.subsection === undefined) {
       for (const e of s.entries) {
@@ -142,12 +149,20 @@ function readSections(text: string): { global: Values; routerId: string | undefi
         if (!(ROUTE_KEYS as readonly string[]).includes(e.name)) {
           fail(`line ${e.line}: unknown key "${e.name}" in [Route]; known keys: ${ROUTE_KEYS.join(', ')}`);
         }
-        routerId = e.value.trim();
+        if (e.name === 'max-routes') maxRoutes = positiveInt(e.name, e.line, e.value);
+        else routerId = e.value.trim();
       }
     }
     // [LoadBalancer], [BlockStorage], [Metadata], [Networking]…: upstream's, not ours.
   }
-  return { global, routerId };
+  return { global, routerId, maxRoutes };
+}
+
+function positiveInt(key: string, line: number, value: string): number {
+  const v = value.trim();
+  if (!/^[1-9]\d*$/.test(v))
+    fail(`line ${line}: "${key}" must be a whole number of at least 1, got ${JSON.stringify(value)}`);
+  return Number(v);
 }
 
 function bool(key: string, value: string | undefined): boolean {
@@ -351,7 +366,7 @@ export function parseOpenStackConfig(text: string, environment: ConfigEnvironmen
     exists: environment.exists ?? ((f) => nodeFs.existsSync(f)),
     homedir: environment.homedir ?? os.homedir(),
   };
-  const { global, routerId } = readSections(text);
+  const { global, routerId, maxRoutes } = readSections(text);
   if (routerId === undefined || routerId === '') {
     fail('[Route] "router-id" is required: the ID of the Neutron router that holds the cluster\'s routes');
   }
@@ -374,5 +389,6 @@ export function parseOpenStackConfig(text: string, environment: ConfigEnvironmen
     ...(certFile !== undefined ? { certFile, keyFile: keyFile! } : {}),
     tlsInsecure,
     routerId,
+    ...(maxRoutes !== undefined ? { maxRoutes } : {}),
   };
 }

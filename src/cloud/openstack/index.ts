@@ -73,6 +73,7 @@ export function buildOpenStackProvider(
     neutron: new NeutronClient(keystone, fetch),
     routerId: config.routerId,
     nodes,
+    ...(config.maxRoutes !== undefined ? { maxRoutes: config.maxRoutes } : {}),
   });
   return {
     name: 'openstack',

@@ -12,9 +12,18 @@
 // router's max_routes) is split into single operations, so one node's bad address never costs
 // another node its route.
 import { PermanentError, isAbortError, throwIfAborted } from '../../core/errors.ts';
-import type { CallOptions, NodeLister, OperationResult, Route, RoutePlan, Routes } from '../../core/types.ts';
+import type {
+  CallOptions,
+  NodeLister,
+  OperationResult,
+  Route,
+  RoutePlan,
+  Routes,
+  RouteTableRoom,
+} from '../../core/types.ts';
 import type { ExtraRoute, NeutronApi, Router } from './neutron.ts';
 import { AddressPairs } from './pairs.ts';
+import { routerRoom } from './room.ts';
 import {
   extraRouteOf,
   familyOf,
@@ -29,6 +38,8 @@ export interface OpenStackRoutesOptions {
   readonly neutron: NeutronApi;
   readonly routerId: string;
   readonly nodes: NodeLister;
+  /** R118: the router's route limit ([Route] max-routes); default Neutron's 30. */
+  readonly maxRoutes?: number;
 }
 
 interface Features {
@@ -60,6 +71,7 @@ export class OpenStackRoutes implements Routes {
   private readonly routerId: string;
   private readonly nodes: NodeLister;
   private readonly pairs: AddressPairs;
+  private readonly maxRoutes: number | undefined;
   private features: Promise<Features> | undefined;
   // createRoute/deleteRoute outside a batch take turns: together they would race on If-Match.
   private serial: Promise<unknown> = Promise.resolve();
@@ -69,6 +81,7 @@ export class OpenStackRoutes implements Routes {
     this.routerId = opts.routerId;
     this.nodes = opts.nodes;
     this.pairs = new AddressPairs(opts.neutron, opts.routerId);
+    this.maxRoutes = opts.maxRoutes;
   }
 
   async listRoutes(_clusterName: string, opts: CallOptions): Promise<Route[]> {
@@ -78,6 +91,13 @@ export class OpenStackRoutes implements Routes {
     opts.reconcile.scratch.set(this.scratchKey(), new ListedRouter(router));
     const byAddress = nodesByAddress(this.nodes);
     return router.routes.map((r) => toRoute(r, byAddress));
+  }
+
+  /** R115: the router listRoutes just read, against its limit; no call of its own. */
+  routeTableRoom(_clusterName: string, opts: CallOptions): Promise<RouteTableRoom | undefined> {
+    const listed = opts.reconcile.scratch.get(this.scratchKey());
+    const router = listed instanceof ListedRouter ? listed.router : undefined;
+    return Promise.resolve(router && routerRoom(router, this.maxRoutes));
   }
 
   async applyRoutes(_clusterName: string, plan: RoutePlan, opts: CallOptions): Promise<OperationResult[]> {
