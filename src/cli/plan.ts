@@ -6,7 +6,7 @@ import { dryRunConditionPatches } from '../core/condition.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { ReconcilePlan } from '../core/plan.ts';
 import { NodeInformer } from '../kube/index.ts';
-import type { DaemonFlags } from './flags.ts';
+import { idleReason, type DaemonFlags } from './flags.ts';
 import { printErrors, type CliIO } from './io.ts';
 import { prepare, refuseWrites } from './setup.ts';
 
@@ -70,8 +70,8 @@ export async function runPlan(argv: readonly string[], io: CliIO): Promise<numbe
   const setup = await prepare('plan', argv, io);
   if (typeof setup === 'number') return setup;
   const { flags, logger, kube, routes, lister } = setup;
-  if (!flags.configureCloudRoutes || !routes || !kube) {
-    io.stdout('Routes are not configured (--configure-cloud-routes=false): nothing to plan.\n');
+  if (!flags.routesEnabled || !routes || !kube) {
+    io.stdout(`${idleReason(flags) ?? 'Routes are not configured'}: nothing to plan.\n`);
     return 0;
   }
   const informer = new NodeInformer({
