@@ -42,6 +42,10 @@ export class RouteControllerMetrics {
   readonly cloudWriteBudget: Gauge;
   readonly cacheInvalidations: Counter<'reason'>;
   readonly cachedReconciles: Counter;
+  /** R123: route changes in the cluster CIDRs that were not this controller's. */
+  readonly foreignRouteChanges: Counter<'change'>;
+  /** R123: 1 while another writer is suspected. */
+  readonly secondWriterSuspected: Gauge;
   readonly reconcileDuration: Histogram<'trigger'>;
   readonly lastSuccess: Gauge;
   readonly queueDepth: Gauge<'name'>;
@@ -117,6 +121,17 @@ export class RouteControllerMetrics {
     this.cachedReconciles = new Counter({
       name: 'route_controller_cached_reconciles_total',
       help: 'Watch-mode reconciles that planned against the route cache instead of listing (R66).',
+      registers,
+    });
+    this.foreignRouteChanges = new Counter({
+      name: 'route_controller_foreign_route_changes_total',
+      help: 'Routes in the cluster CIDRs that someone else created, deleted (of a live node) or repointed, seen by a list (R123).',
+      labelNames: ['change'],
+      registers,
+    });
+    this.secondWriterSuspected = new Gauge({
+      name: 'route_controller_second_writer_suspected',
+      help: 'Whether another writer changes the cluster routes: 1 after two listings with foreign changes within an hour (R123).',
       registers,
     });
     this.reconcileDuration = new Histogram({

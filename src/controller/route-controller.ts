@@ -11,6 +11,7 @@ import type { Trigger } from '../core/trigger-filter.ts';
 import { CloudCaller } from './cloud-call.ts';
 import { CreationLatencyTracker } from './creation-latency.ts';
 import { RouteControllerMetrics } from './metrics.ts';
+import { SecondWriterDetector } from './second-writer.ts';
 import { OncePerNode } from './once-per-node.ts';
 import { DEFAULTS, defaultWriteBurst, type RouteControllerOptions } from './options.ts';
 import { runPeriodic } from './periodic-mode.ts';
@@ -62,15 +63,25 @@ export class RouteController {
     const writer = options.statusWriter;
     const writeLimiter = writePacer(options, this.clock, this.metrics);
     const cache = routeCache(options);
+    const recorder = options.dryRun ? noopRecorder : (options.recorder ?? noopRecorder);
+    // R123: every list is checked for route changes that were not ours.
+    const writers = new SecondWriterDetector({
+      clusterCIDRs: this.clusterCIDRs,
+      nodes: options.nodes,
+      recorder,
+      logger: this.logger,
+      clock: this.clock,
+      metrics: this.metrics,
+    });
     this.deps = {
-      routes: options.routes,
+      routes: writers.wrap(options.routes),
       caller,
       nodes: options.nodes,
       statusWriter: {
         patchNodeCondition: (node, condition, signal) =>
           writer.patchNodeCondition(node, condition, signal).finally(progress),
       },
-      recorder: options.dryRun ? noopRecorder : (options.recorder ?? noopRecorder),
+      recorder,
       logger: this.logger,
       clock: this.clock,
       random: options.random ?? Math.random,
