@@ -23,7 +23,12 @@ function section(title: string, lines: readonly string[]): string {
 }
 
 /** The human-readable plan printed on stdout. */
-export function formatPlan(flags: DaemonFlags, nodeCount: number, report: ReconcileReport): string {
+export function formatPlan(
+  flags: DaemonFlags,
+  nodeCount: number,
+  report: ReconcileReport,
+  rollbackHazards: readonly string[] = [],
+): string {
   const plan = report.plan;
   if (!plan) return 'No plan.\n';
   const creates = plan.creates.map(
@@ -62,6 +67,12 @@ export function formatPlan(flags: DaemonFlags, nodeCount: number, report: Reconc
     section('Node conditions to patch', patches) +
     section('Warning events', events) +
     (ignored.length > 0 ? section('Routes ignored (unparsable destination)', ignored) : '') +
+    (rollbackHazards.length > 0
+      ? section(
+          'Rollback hazards',
+          rollbackHazards.map((h) => `! ${h}`),
+        )
+      : '') +
     `\nNothing was changed. Run \`cloud-route-controller run\` with the same flags to apply.\n`
   );
 }
@@ -107,7 +118,8 @@ export async function runPlan(argv: readonly string[], io: CliIO): Promise<numbe
       printErrors(io, [report.error ?? 'reconcile failed']);
       return 1;
     }
-    io.stdout(formatPlan(flags, informer.list().length, report));
+    const hazards = setup.provider?.rollbackHazards?.(flags.clusterCIDRs) ?? [];
+    io.stdout(formatPlan(flags, informer.list().length, report, hazards));
     return 0;
   } catch (err) {
     printErrors(io, [errorMessage(err)]);

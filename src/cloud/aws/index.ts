@@ -47,6 +47,14 @@ export class AwsCloudProvider implements CloudProvider {
   routes(): Routes {
     return this.routesImpl;
   }
+  /** R124: cloud-provider-aws's ListRoutes skips routes without an IPv4 destination. */
+  rollbackHazards(clusterCIDRs: readonly string[]): string[] {
+    const v6 = clusterCIDRs.filter((c) => c.includes(':'));
+    if (v6.length === 0) return [];
+    return [
+      `IPv6 routes (cluster CIDR ${v6.join(', ')}) are invisible to cloud-provider-aws, which lists only IPv4 destinations: after a rollback to it, delete them by hand (docs/migration.md)`,
+    ];
+  }
 }
 
 /**
