@@ -178,6 +178,12 @@ describe('R120 CCM command lines', () => {
       [['*', '-node-route-controller'], false],
       [['*', ' -route'], true],
     ];
+    assert.deepEqual(
+      parseFlags(['--cloud-provider=memory', '--controllers=cloud-node', '--controllers=-route,*']).flags
+        .controllers,
+      ['cloud-node', '-route', '*'],
+      'a repeated --controllers appends, as pflag string slices do',
+    );
     for (const [list, want] of cases) assert.equal(routeControllerEnabled(list), want, list.join(','));
   });
 

@@ -308,7 +308,8 @@ export function parseFlags(argv: readonly string[]): ParseResult {
   );
   const cloudWriteBurstFlag = convert(raw, 'cloud-write-burst', errors, parseInteger);
   const { format: logFormat, problems: logFormatProblems } = loggingFormat(raw, str);
-  const controllers = convert(raw, 'controllers', errors, parseControllers);
+  // pflag's string slice: a repeated flag appends to the list instead of replacing it.
+  const controllers = (raw.get('controllers') ?? ['*']).flatMap(parseControllers);
   const routeController = routeControllerEnabled(controllers);
   const contentType = str('kube-api-content-type').trim();
   const verbosity = convert(raw, 'v', errors, (v) => {
