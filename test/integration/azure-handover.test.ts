@@ -1,11 +1,14 @@
 // Handover from cloud-provider-azure's route controller, and rollback to it, against
 // Microsoft's armnetwork fake (testenv/azure-fake). Handover: the route table holds the routes
-// exactly as that CCM's pkg/provider/azure_routes.go writes them in a single-stack cluster
-// (name = node name, VirtualAppliance next hop = the node's InternalIP) and the nodes carry the
-// condition its route controller leaves; started with its azure.json and the arguments of its
+// exactly as that CCM's pkg/provider/azure_routes.go writes them (main, 2026-07: ipv6DualStack-
+// Enabled is always true, so every route is named `<node>____<cidr without ':' '.' '/'>`;
+// VirtualAppliance next hop = the node's InternalIP) and the nodes carry the condition its
+// route controller leaves; started with its azure.json and the arguments of its
 // examples/out-of-tree/cloud-controller-manager.yaml, the controller makes no ARM write and
-// patches no condition. Rollback: that CCM's listing, mirrored (single stack: a route's node
-// is its name), finds each route written here with the right node.
+// patches no condition. Rollback: that CCM's listing, mirrored (a route's node is its name up
+// to `____`), finds each route written here with the right node; its cleanupOutdatedRoutes,
+// mirrored, would replace the one this plug-in named `<node>` (a one-family node): the hazard
+// `plan` reports (SPEC R124).
 // Run: scripts/azure-fake.sh build && node --test test/integration/azure-handover.test.ts
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -51,14 +54,20 @@ const CCM_ARGS = [
 
 function ccmRoute(n: (typeof NODES)[number]): FakeRoute {
   return {
-    name: n.name,
+    name: `${n.name}____${n.podCIDR.replace(/[:./]/g, '')}`,
     properties: { addressPrefix: n.podCIDR, nextHopType: 'VirtualAppliance', nextHopIpAddress: n.ip },
   };
 }
 
-/** cloud-provider-azure's route listing in a single-stack cluster, mirrored: name → node. */
+/** cloud-provider-azure's processRoutes, mirrored: a route's node is its name up to `____`. */
 function upstreamListRoutes(routes: readonly FakeRoute[] | undefined): string[] {
-  return (routes ?? []).map((r) => `${r.properties.addressPrefix}>${r.name}`).sort();
+  return (routes ?? []).map((r) => `${r.properties.addressPrefix}>${r.name.split('____')[0]}`).sort();
+}
+
+/** Its cleanupOutdatedRoutes, mirrored: routes of known nodes named without `____` go. */
+function upstreamOutdated(routes: readonly FakeRoute[] | undefined): string[] {
+  const known = new Set(NODES.map((n) => n.name));
+  return (routes ?? []).filter((r) => known.has(r.name) && !r.name.includes('____')).map((r) => r.name);
 }
 
 describe(
