@@ -151,6 +151,9 @@ describe(
       const added = table?.properties.routes?.find((r) => r.name === n3.name);
       assert.deepEqual(added?.properties.nextHopType, 'VirtualAppliance');
       assert.deepEqual(added?.properties.nextHopIpAddress, n3.ip);
+      // The hazard: the CCM keeps the routes it named, and would replace the one named `<node>` once.
+      assert.deepEqual(upstreamOutdated(table?.properties.routes), [n3.name]);
+      assert.equal(provider.rollbackHazards?.(parsed.flags.clusterCIDRs).length, 1);
     });
   },
 );
