@@ -37,6 +37,8 @@ export interface SecondWriterOptions {
 
 export const SECOND_WRITER_REASON = 'RouteChangedByAnotherWriter';
 export const SECOND_WRITER_WINDOW_MS = 3_600_000;
+/** Cloud lists are eventually consistent (EC2's, ARM's): our own write is trusted over a list this soon after it. */
+export const OWN_WRITE_GRACE_MS = 60_000;
 
 const CAUSE =
   'likely another route controller writes these routes, such as a cloud-controller-manager whose route controller is still on ' +
@@ -48,6 +50,8 @@ export class SecondWriterDetector {
   private expected: Map<string, string> | undefined;
   /** Destinations whose state our own failed or unanswered writes left unknown. */
   private readonly uncertain = new Set<string>();
+  /** When our own last write to each destination settled: a list soon after may not show it yet. */
+  private readonly recent = new Map<string, number>();
   /** Times of listings that showed foreign changes, within the window. */
   private sightings: number[] = [];
 
@@ -128,6 +132,7 @@ export class SecondWriterDetector {
   private wrote(destination: string, node: string | null | undefined): void {
     const dest = this.ours(destination);
     if (dest === undefined || this.expected === undefined) return;
+    this.recent.set(dest, this.opts.clock.now());
     if (node === undefined) this.uncertain.add(dest);
     else if (node === null) this.expected.delete(dest);
     else this.expected.set(dest, node);
@@ -149,14 +154,27 @@ export class SecondWriterDetector {
     const changes = this.expected === undefined ? [] : this.diff(this.expected, current);
     this.expected = new Map([...current].map(([d, r]) => [d, r.targetNode]));
     this.uncertain.clear();
+    const settled = this.opts.clock.now() - OWN_WRITE_GRACE_MS;
+    for (const [dest, at] of this.recent) if (at <= settled) this.recent.delete(dest);
     this.report(changes);
     return changes;
+  }
+
+  /**
+   * A destination whose state our own writes left unknown, or that we wrote so recently that an
+   * eventually consistent list may not show it yet: not evidence of another writer.
+   */
+  private unsure(destination: string): boolean {
+    const at = this.recent.get(destination);
+    return (
+      this.uncertain.has(destination) || (at !== undefined && this.opts.clock.now() - at < OWN_WRITE_GRACE_MS)
+    );
   }
 
   private diff(expected: ReadonlyMap<string, string>, current: ReadonlyMap<string, Route>): ForeignChange[] {
     const changes: ForeignChange[] = [];
     for (const [destination, r] of current) {
-      if (this.uncertain.has(destination)) continue;
+      if (this.unsure(destination)) continue;
       const was = expected.get(destination);
       if (was === undefined) changes.push({ change: 'created', destination, node: r.targetNode });
       // A target that became '' is a node that left (or a blackhole), not a write.
@@ -165,7 +183,7 @@ export class SecondWriterDetector {
       }
     }
     for (const [destination, was] of expected) {
-      if (this.uncertain.has(destination) || current.has(destination)) continue;
+      if (this.unsure(destination) || current.has(destination)) continue;
       // Only a live node's route: a cloud may drop the routes of an instance that is gone.
       if (was !== '' && this.opts.nodes.get(was) !== undefined) {
         changes.push({ change: 'deleted', destination, node: was });
