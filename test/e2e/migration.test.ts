@@ -12,7 +12,7 @@ import type { ControlPlane } from '../support/controlplane.ts';
 import { createTable, createVpc, runInstances, ZONE } from '../support/ec2-fixture.ts';
 import { motoServerPath, motoSkip, startMoto, type Moto } from '../support/moto.ts';
 import { Admin, internalIP } from '../integration/kube-helpers.ts';
-import { ROOT, runToExit } from './support.ts';
+import { Daemon, ROOT, runToExit } from './support.ts';
 
 const DOC = path.join(ROOT, 'docs', 'migration.md');
 
@@ -122,5 +122,43 @@ describe('docs/migration.md, run', { timeout: 180_000 }, () => {
       .filter((l) => l.includes('Ignoring cloud-controller-manager flags'))
       .map((l) => (JSON.parse(l) as { flags: string[] }).flags);
     assert.deepEqual(ignored, [['--use-service-account-credentials']]);
+  });
+
+  test('run with the same arguments: the CCM flags listed once as ignored, nothing written', async (t) => {
+    if (!enabled || cp === undefined) {
+      requireTestenv(t);
+      const moto = motoSkip();
+      if (moto.skip !== false) t.skip(moto.skip);
+      return;
+    }
+    const argv = docCommand(fs.readFileSync(DOC, 'utf8'), 'aws-plan');
+    const args = argv
+      .slice(3) // npx cloud-route-controller plan
+      .map((a) => (a === '~/.kube/config' ? cp!.adminKubeconfig : a))
+      .map((a) => a.replace('/etc/kubernetes/cloud.conf', path.join(dir, 'cloud.conf')));
+    const d = Daemon.start(
+      ['run', ...args, '--log-format=json', '--leader-elect=false'],
+      path.join(dir, 'run.log'),
+    );
+    try {
+      const done = await d.waitForLog('Route reconcile finished', 60_000);
+      assert.equal(done['outcome'], 'noop', d.tail());
+      assert.equal(done['created'], 0);
+      assert.equal(done['deleted'], 0);
+      assert.equal(done['conditions'], 0, 'no condition written');
+      const ignored = d
+        .logs()
+        .filter(
+          (r) => r.msg === 'Ignoring cloud-controller-manager flags that do not concern the route controller',
+        );
+      assert.deepEqual(
+        ignored.map((r) => r['flags']),
+        [['--use-service-account-credentials']],
+      );
+      d.signal('SIGTERM');
+      assert.equal((await d.waitExit(30_000)).code, 0, d.tail());
+    } finally {
+      await d.kill();
+    }
   });
 });
