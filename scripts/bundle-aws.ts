@@ -5,7 +5,7 @@
 // Why: @aws-sdk/client-ec2's CommonJS build (what `import '@aws-sdk/client-ec2'` loads in Node) is
 // one 2 MB module holding the client, all 824 EC2 commands and the whole service model's schemas;
 // importing it costs ~80 MB resident. Its ES build keeps the schemas as separate exports a
-// bundler can drop, so the bundle keeps only the five commands the plug-in sends. The SDK's
+// bundler can drop, so the bundle keeps only the six commands the plug-in sends (STS, for a RoleARN, as a chunk loaded only then). The SDK's
 // credential chain (environment, shared files, web identity / IRSA, instance profile) and SigV4
 // signing stay as they are; the chain's providers are dynamic imports in the SDK, so they become
 // chunks under dist/cloud/aws/ec2-chunks/ that load only when the chain reaches them. The
@@ -30,7 +30,7 @@
 //
 // esbuild (--bundle --splitting --format=esm, the same entry and conditions) drops the unused
 // commands but keeps most of the schema module (620 distinct "...Request" schema names in its
-// bundle, 10 in rollup's); rollup's tree-shaking keeps what the five commands reach.
+// bundle, 10 in rollup's); rollup's tree-shaking keeps what the commands reach.
 import * as fs from 'node:fs';
 import { builtinModules } from 'node:module';
 import * as path from 'node:path';

@@ -55,6 +55,19 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'Should CIDRs allocated by allocate-node-cidrs be configured on the cloud provider. false: stay idle (health and metrics only).',
   },
   {
+    name: 'controllers',
+    kind: 'string',
+    default: '*',
+    valueName: 'strings',
+    help: "A list of the cloud-controller-manager's controllers to enable, as the CCM reads it: '*' enables all, 'foo' enables foo, '-foo' disables foo. Only the route controller ('route', alias 'node-route-controller') is here; without it the daemon stays idle.",
+  },
+  {
+    name: 'allocate-node-cidrs',
+    kind: 'bool',
+    default: 'false',
+    help: "The CCM's node IPAM switch, accepted for its command line: node CIDRs are never allocated here and, as in the CCM's route controller, the value does not gate routes.",
+  },
+  {
     name: 'route-reconciliation-period',
     kind: 'duration',
     default: '10s',
@@ -246,6 +259,12 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'string',
     default: 'text',
     help: 'Log format: text (klog-style lines) or json (one object per line).',
+  },
+  {
+    name: 'logging-format',
+    kind: 'string',
+    default: 'text',
+    help: 'Sets the log format (component-base name of --log-format): text or json.',
   },
   {
     name: 'v',

@@ -6,6 +6,7 @@ import { parseDuration } from '../core/duration.ts';
 import { defaultWriteBurst } from '../controller/options.ts';
 import { PROTOBUF_CONTENT_TYPE } from '../kube/proto-messages.ts';
 import { parseBindAddress, type BindAddress } from '../server/bind-address.ts';
+import { CCM_IGNORED_FLAGS, parseControllers, routeControllerEnabled } from './ccm-flags.ts';
 import { FLAGS, GATES, WATCH_GATE } from './flag-table.ts';
 import { parseServingFlags, type SecureServingFlags } from './serving-flags.ts';
 
@@ -23,6 +24,16 @@ export interface DaemonFlags {
   /** Canonical cluster CIDRs (host bits cleared). */
   readonly clusterCIDRs: readonly string[];
   readonly configureCloudRoutes: boolean;
+  /** --controllers as given (R120). */
+  readonly controllers: readonly string[];
+  /** Whether --controllers enables the route controller (R120); false: stay idle. */
+  readonly routeController: boolean;
+  /** --configure-cloud-routes and --controllers both allow routes: reconcile, else stay idle. */
+  readonly routesEnabled: boolean;
+  /** --allocate-node-cidrs: accepted, never gates routes (R120). */
+  readonly allocateNodeCIDRs: boolean;
+  /** CCM flags accepted and ignored (R120), `--name` in command-line order, once each. */
+  readonly ignoredFlags: readonly string[];
   readonly routeReconciliationPeriodMs: number;
   readonly minResyncPeriodMs: number;
   readonly featureGates: Readonly<Record<string, boolean>>;
@@ -73,8 +84,12 @@ export function parseGoBool(v: string): boolean {
 }
 
 /** Splits argv into raw values per flag (last wins; gates accumulate). */
-function scan(argv: readonly string[], errors: string[]): { raw: Map<string, string[]>; help: boolean } {
+function scan(
+  argv: readonly string[],
+  errors: string[],
+): { raw: Map<string, string[]>; help: boolean; ignored: string[] } {
   const raw = new Map<string, string[]>();
+  const ignored: string[] = [];
   let help = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -112,6 +127,16 @@ function scan(argv: readonly string[], errors: string[]): { raw: Map<string, str
       continue;
     }
     const spec = BY_NAME.get(name);
+    const ccmKind = CCM_IGNORED_FLAGS[name];
+    if (!spec && ccmKind !== undefined) {
+      // R120: consumed as pflag would, so the next flag is not taken for its value.
+      if (value === undefined && ccmKind === 'value') {
+        if (i + 1 < argv.length) i++;
+        else errors.push(`flag needs an argument: --${name}`);
+      }
+      if (!ignored.includes(`--${name}`)) ignored.push(`--${name}`);
+      continue;
+    }
     if (!spec) {
       errors.push(`unknown flag: --${name}`);
       continue;
@@ -128,7 +153,7 @@ function scan(argv: readonly string[], errors: string[]): { raw: Map<string, str
     list.push(value);
     raw.set(name, list);
   }
-  return { raw, help };
+  return { raw, help, ignored };
 }
 
 /** Component-base feature gate parsing: `Key=bool,…`. */
@@ -222,11 +247,44 @@ function parseFloatStrict(v: string): number {
   return n;
 }
 
+/** Why the daemon stays idle (R120), as the CCM logs it, or undefined when it reconciles. */
+export function idleReason(flags: DaemonFlags): string | undefined {
+  if (!flags.configureCloudRoutes) {
+    return 'Will not configure cloud provider routes, --configure-cloud-routes: false';
+  }
+  if (!flags.routeController) {
+    return `Will not configure cloud provider routes: the route controller is not enabled by --controllers=${flags.controllers.join(',')}`;
+  }
+  return undefined;
+}
+
+/**
+ * --log-format, or component-base's --logging-format (R120): either name, both only
+ * when they agree. Returns the format and the problems, reported in R60's order.
+ */
+function loggingFormat(
+  raw: Map<string, string[]>,
+  str: (n: string) => string,
+): { format: string; problems: string[] } {
+  const own = str('log-format');
+  const ccm = str('logging-format');
+  const problems: string[] = [];
+  if (raw.has('log-format') && raw.has('logging-format') && own !== ccm) {
+    problems.push(`--log-format "${own}" and --logging-format "${ccm}" disagree; give one`);
+  }
+  const useCcm = raw.has('logging-format') && !raw.has('log-format');
+  const format = useCcm ? ccm : own;
+  if (format !== 'text' && format !== 'json') {
+    problems.push(`${useCcm ? '--logging-format' : '--log-format'} must be one of: text, json`);
+  }
+  return { format, problems };
+}
+
 /** Parses and validates daemon flags; every problem is reported, none thrown. */
 export function parseFlags(argv: readonly string[]): ParseResult {
   const errors: string[] = [];
   const warnings: string[] = [];
-  const { raw, help } = scan(argv, errors);
+  const { raw, help, ignored } = scan(argv, errors);
   const str = (n: string): string => convert(raw, n, errors, (v) => v);
   const bool = (n: string): boolean => convert(raw, n, errors, parseGoBool);
   const dur = (n: string): number => convert(raw, n, errors, parseDuration);
@@ -249,7 +307,10 @@ export function parseFlags(argv: readonly string[]): ParseResult {
     v.trim() === 'auto' ? 'auto' : parseFloatStrict(v),
   );
   const cloudWriteBurstFlag = convert(raw, 'cloud-write-burst', errors, parseInteger);
-  const logFormat = str('log-format');
+  const { format: logFormat, problems: logFormatProblems } = loggingFormat(raw, str);
+  // pflag's string slice: a repeated flag appends to the list instead of replacing it.
+  const controllers = (raw.get('controllers') ?? ['*']).flatMap(parseControllers);
+  const routeController = routeControllerEnabled(controllers);
   const contentType = str('kube-api-content-type').trim();
   const verbosity = convert(raw, 'v', errors, (v) => {
     const n = parseInteger(v);
@@ -261,7 +322,9 @@ export function parseFlags(argv: readonly string[]): ParseResult {
   if (cloudProvider === '') errors.push('--cloud-provider must be set');
   let clusterCIDRs: string[] = [];
   if (clusterCIDRText.trim() === '') {
-    if (configureCloudRoutes) errors.push('--cluster-cidr must be set when --configure-cloud-routes is true');
+    if (configureCloudRoutes && routeController) {
+      errors.push('--cluster-cidr must be set when --configure-cloud-routes is true');
+    }
   } else {
     clusterCIDRs = parseClusterCIDRs(clusterCIDRText, errors, warnings);
   }
@@ -290,7 +353,7 @@ export function parseFlags(argv: readonly string[]): ParseResult {
   if (cloudWriteQps !== 'auto' && !(cloudWriteQps >= 0))
     errors.push('--cloud-write-qps must be auto, 0 or greater');
   if (!(cloudWriteBurstFlag >= 0)) errors.push('--cloud-write-burst must be 0 or greater');
-  if (logFormat !== 'text' && logFormat !== 'json') errors.push('--log-format must be one of: text, json');
+  errors.push(...logFormatProblems);
   if (contentType !== PROTOBUF_CONTENT_TYPE && contentType !== JSON_TYPE) {
     errors.push(`--kube-api-content-type must be one of: ${PROTOBUF_CONTENT_TYPE}, ${JSON_TYPE}`);
   }
@@ -301,6 +364,11 @@ export function parseFlags(argv: readonly string[]): ParseResult {
     clusterName: str('cluster-name'),
     clusterCIDRs,
     configureCloudRoutes,
+    controllers,
+    routeController,
+    routesEnabled: configureCloudRoutes && routeController,
+    allocateNodeCIDRs: bool('allocate-node-cidrs'),
+    ignoredFlags: ignored,
     routeReconciliationPeriodMs,
     minResyncPeriodMs,
     featureGates: gates,

@@ -7,7 +7,7 @@ import { dryRunConditionPatches } from '../core/condition.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { ReconcilePlan } from '../core/plan.ts';
 import { NodeInformer } from '../kube/index.ts';
-import type { DaemonFlags } from './flags.ts';
+import { idleReason, type DaemonFlags } from './flags.ts';
 import { printErrors, type CliIO } from './io.ts';
 import { prepare, refuseWrites } from './setup.ts';
 
@@ -41,6 +41,7 @@ export function formatPlan(
   nodeCount: number,
   report: ReconcileReport,
   room?: RoomView,
+  rollbackHazards: readonly string[] = [],
 ): string {
   const plan = report.plan;
   if (!plan) return 'No plan.\n';
@@ -80,6 +81,12 @@ export function formatPlan(
     section('Node conditions to patch', patches) +
     section('Warning events', events) +
     (ignored.length > 0 ? section('Routes ignored (unparsable destination)', ignored) : '') +
+    (rollbackHazards.length > 0
+      ? section(
+          'Rollback hazards',
+          rollbackHazards.map((h) => `! ${h}`),
+        )
+      : '') +
     `\n${formatRoom(room, plan)}` +
     `\nNothing was changed. Run \`cloud-route-controller run\` with the same flags to apply.\n`
   );
@@ -89,8 +96,8 @@ export async function runPlan(argv: readonly string[], io: CliIO): Promise<numbe
   const setup = await prepare('plan', argv, io);
   if (typeof setup === 'number') return setup;
   const { flags, logger, kube, routes, lister } = setup;
-  if (!flags.configureCloudRoutes || !routes || !kube) {
-    io.stdout('Routes are not configured (--configure-cloud-routes=false): nothing to plan.\n');
+  if (!flags.routesEnabled || !routes || !kube) {
+    io.stdout(`${idleReason(flags) ?? 'Routes are not configured'}: nothing to plan.\n`);
     return 0;
   }
   const informer = new NodeInformer({
@@ -126,7 +133,8 @@ export async function runPlan(argv: readonly string[], io: CliIO): Promise<numbe
       printErrors(io, [report.error ?? 'reconcile failed']);
       return 1;
     }
-    io.stdout(formatPlan(flags, informer.list().length, report, controller.routeTableRoom()));
+    const hazards = setup.provider?.rollbackHazards?.(flags.clusterCIDRs) ?? [];
+    io.stdout(formatPlan(flags, informer.list().length, report, controller.routeTableRoom(), hazards));
     return 0;
   } catch (err) {
     printErrors(io, [errorMessage(err)]);

@@ -64,7 +64,7 @@ export async function preflight(
     return { provider: undefined, routes: undefined, errors, kubeconfigReadable };
   }
   const routes = provider.routes();
-  if (routes === undefined && flags.configureCloudRoutes) {
+  if (routes === undefined && flags.routesEnabled) {
     errors.push('--configure-cloud-routes is set, but cloud provider does not support routes');
   }
   return { provider, routes, errors, kubeconfigReadable };

@@ -12,7 +12,7 @@ import { KubeLeaseLock } from '../leader/lease-lock.ts';
 import type { DaemonLogger } from '../log/logger.ts';
 import { Health } from '../server/health.ts';
 import { healthHandler, HttpEndpoint, metricsHandler } from '../server/http-server.ts';
-import type { DaemonFlags } from './flags.ts';
+import { idleReason, type DaemonFlags } from './flags.ts';
 import { printErrors, type CliIO } from './io.ts';
 import { prepare, refuseWrites } from './setup.ts';
 import { settleHeapAfterFirstList } from './settle-heap.ts';
@@ -138,7 +138,7 @@ export async function runDaemon(argv: readonly string[], io: CliIO): Promise<num
   let informer: NodeInformer | undefined;
   let recorder: KubeEventRecorder | undefined;
   let controller: RouteController | undefined;
-  if (flags.configureCloudRoutes && kube && routes) {
+  if (flags.routesEnabled && kube && routes) {
     informer = new NodeInformer({
       client: kube,
       listContentType: flags.kubeApiContentType,
@@ -205,7 +205,7 @@ export async function runDaemon(argv: readonly string[], io: CliIO): Promise<num
       return 1;
     }
     if (!controller || !informer || !kube) {
-      logger.info('Will not configure cloud provider routes, --configure-cloud-routes: false');
+      logger.info(idleReason(flags) ?? 'Will not configure cloud provider routes');
       await untilAborted(shutdown.stop.signal);
       return 0;
     }

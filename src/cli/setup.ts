@@ -50,7 +50,7 @@ export async function prepare(
   });
   errors.push(...pre.errors);
   let kube: KubeClient | undefined;
-  if ((flags.configureCloudRoutes || command === 'plan') && pre.kubeconfigReadable) {
+  if ((flags.routesEnabled || command === 'plan') && pre.kubeconfigReadable) {
     try {
       kube = createKubeClient({
         kubeconfig: flags.kubeconfig,
@@ -77,5 +77,16 @@ export async function prepare(
     out: { write: io.stderr },
   });
   for (const w of parsed.warnings) logger.warn(w);
+  if (flags.ignoredFlags.length > 0) {
+    // R120: once, so a CCM's command line shows what it asked for that this daemon does not do.
+    logger.info('Ignoring cloud-controller-manager flags that do not concern the route controller', {
+      flags: flags.ignoredFlags,
+    });
+  }
+  if (flags.allocateNodeCIDRs) {
+    logger.info(
+      '--allocate-node-cidrs=true: node CIDRs are not allocated here; the node IPAM controller of kube-controller-manager or the cloud-controller-manager keeps doing it',
+    );
+  }
   return { flags, logger, provider: pre.provider, routes: pre.routes, kube, lister };
 }

@@ -44,6 +44,10 @@ export class RouteControllerMetrics {
   readonly cachedReconciles: Counter;
   readonly routeTableRoutes: Gauge<'owner'>;
   readonly routeTableLimit: Gauge;
+  /** R123: route changes in the cluster CIDRs that were not this controller's. */
+  readonly foreignRouteChanges: Counter<'change'>;
+  /** R123: 1 while another writer is suspected. */
+  readonly secondWriterSuspected: Gauge;
   readonly reconcileDuration: Histogram<'trigger'>;
   readonly lastSuccess: Gauge;
   readonly queueDepth: Gauge<'name'>;
@@ -130,6 +134,17 @@ export class RouteControllerMetrics {
     this.routeTableLimit = new Gauge({
       name: 'route_controller_route_table_route_limit',
       help: "Routes the cloud's route table (or quota) allows (R116); 0 when the provider cannot tell.",
+      registers,
+    });
+    this.foreignRouteChanges = new Counter({
+      name: 'route_controller_foreign_route_changes_total',
+      help: 'Routes in the cluster CIDRs that someone else created, deleted (of a live node) or repointed, seen by a list (R123).',
+      labelNames: ['change'],
+      registers,
+    });
+    this.secondWriterSuspected = new Gauge({
+      name: 'route_controller_second_writer_suspected',
+      help: 'Whether another writer changes the cluster routes: 1 after two listings with foreign changes within an hour (R123).',
       registers,
     });
     this.reconcileDuration = new Histogram({

@@ -11,6 +11,7 @@ import type { Trigger } from '../core/trigger-filter.ts';
 import { CloudCaller } from './cloud-call.ts';
 import { CreationLatencyTracker } from './creation-latency.ts';
 import { RouteControllerMetrics } from './metrics.ts';
+import { SecondWriterDetector } from './second-writer.ts';
 import { OncePerNode } from './once-per-node.ts';
 import { DEFAULTS, defaultWriteBurst, type RouteControllerOptions } from './options.ts';
 import { runPeriodic } from './periodic-mode.ts';
@@ -69,16 +70,27 @@ export class RouteController {
       metrics: this.metrics,
       logger: this.logger,
     });
+    const recorder = options.dryRun ? noopRecorder : (options.recorder ?? noopRecorder);
+    // R123: every list is checked for route changes that were not ours.
+    const writers = new SecondWriterDetector({
+      clusterCIDRs: this.clusterCIDRs,
+      nodes: options.nodes,
+      recorder,
+      logger: this.logger,
+      clock: this.clock,
+      metrics: this.metrics,
+    });
     this.deps = {
-      // R115–R117: the room is read with each list and kept by the writes.
-      routes: withRouteTableRoom(options.routes, this.room, this.logger),
+      // R115–R117: the room is read with each list and kept by the writes (innermost: it asks the
+      // provider's own routeTableRoom); R123: every list is checked for changes that were not ours.
+      routes: writers.wrap(withRouteTableRoom(options.routes, this.room, this.logger)),
       caller,
       nodes: options.nodes,
       statusWriter: {
         patchNodeCondition: (node, condition, signal) =>
           writer.patchNodeCondition(node, condition, signal).finally(progress),
       },
-      recorder: options.dryRun ? noopRecorder : (options.recorder ?? noopRecorder),
+      recorder,
       logger: this.logger,
       clock: this.clock,
       random: options.random ?? Math.random,

@@ -90,6 +90,11 @@ export interface CloudProvider {
    * of them makes the route cache list again. Absent: all of them.
    */
   readonly routeTargetKeys?: readonly ('uid' | 'providerID' | 'addresses')[];
+  /**
+   * R124: what a rollback to the cloud's own cloud-controller-manager would leave wrong with
+   * these cluster CIDRs (routes that CCM cannot see, names it replaces); `plan` prints them.
+   */
+  rollbackHazards?(clusterCIDRs: readonly string[]): string[];
 }
 
 /**

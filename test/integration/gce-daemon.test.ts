@@ -87,7 +87,7 @@ describe('the gce executable on a real apiserver', { ...gceFakeSkip(), timeout: 
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  test('bad gce.conf: exit 1, one clear error line, no call to the API or the metadata server', async () => {
+  test('bad gce.conf: exit 1, one clear error line, no call to the API; metadata only for keys it lacks', async () => {
     const unreachable = path.join(dir, 'unreachable.kubeconfig');
     fs.writeFileSync(
       unreachable,
@@ -133,7 +133,18 @@ describe('the gce executable on a real apiserver', { ...gceFakeSkip(), timeout: 
       assert.match(lines[0]!, message);
       assert.doesNotMatch(r.stderr, /^\s+at /m, 'no stack trace');
     }
-    assert.deepEqual(await fake.requests(), [], 'no request reached the fake');
+    const requests = await fake.requests();
+    assert.deepEqual(
+      requests.filter((r) => r.api !== 'metadata'),
+      [],
+      'no request reached the Compute API',
+    );
+    // R122: as upstream, the metadata server is asked for what gce.conf lacks (the first file's
+    // network-name and local-zone), never for what it has (the other two carry local-zone).
+    assert.deepEqual(requests.map((r) => r.path).sort(), [
+      '/computeMetadata/v1/instance/network-interfaces/0/network',
+      '/computeMetadata/v1/instance/zone',
+    ]);
   });
 
   for (const watch of [false, true]) {

@@ -1,6 +1,7 @@
 // The aws plug-in's --cloud-config: YAML or JSON (JSON is YAML), validated
 // field by field so a typo fails at startup instead of at the first route.
 import { parseDocument } from 'yaml';
+import { AwsIniConfigError, looksLikeIni, parseAwsIniConfig, type AwsIniSettings } from './ini-config.ts';
 
 export interface AwsCloudConfig {
   /** Falls back to AWS_REGION, then AWS_DEFAULT_REGION, then the SDK's profile chain. */
@@ -15,6 +16,11 @@ export interface AwsCloudConfig {
   disableSrcDstCheck?: boolean;
   /** R118: the route table's route limit; unset: Service Quotas' "Routes per route table", else 50. */
   routeTableLimit?: number;
+  /**
+   * Set when the file is cloud-provider-aws's INI (R121): its route-relevant settings,
+   * honoured as that CCM does (region, table and cluster ID resolved at start).
+   */
+  ini?: AwsIniSettings;
 }
 
 export class AwsConfigError extends Error {
@@ -68,8 +74,22 @@ function endpointField(value: unknown): string {
   return text;
 }
 
-/** Parses and validates the cloud config text; empty text means all defaults. */
+/**
+ * Parses and validates the cloud config text: cloud-provider-aws's INI file (R121), or this
+ * plug-in's YAML/JSON (kept for existing users); empty text means all defaults.
+ */
 export function parseAwsCloudConfig(text: string): AwsCloudConfig {
+  if (looksLikeIni(text)) {
+    let ini: AwsIniSettings;
+    try {
+      ini = parseAwsIniConfig(text);
+    } catch (err) {
+      if (err instanceof AwsIniConfigError) fail(err.message);
+      throw err;
+    }
+    // The source/destination check is always turned off on create, as upstream's CreateRoute does.
+    return { disableSrcDstCheck: true, ...(ini.routeTableId ? { routeTableId: ini.routeTableId } : {}), ini };
+  }
   const doc = parseDocument(text, { prettyErrors: true });
   const firstError = doc.errors[0];
   if (firstError) fail(`not valid YAML or JSON: ${firstError.message}`);

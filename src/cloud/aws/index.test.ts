@@ -50,4 +50,15 @@ describe('awsProviderFactory', () => {
       message: /unknown field "routeTableID"/,
     });
   });
+
+  test('R124: plan is told that IPv6 routes would be left behind by a rollback to cloud-provider-aws', async () => {
+    const cloud = await awsProviderFactory('region: eu-west-1\n', NO_NODES);
+    assert.deepEqual(cloud.rollbackHazards?.(['10.244.0.0/16']), []);
+    const hazards = cloud.rollbackHazards?.(['10.244.0.0/16', 'fd00:10:244::/56']) ?? [];
+    assert.equal(hazards.length, 1);
+    assert.match(
+      hazards[0]!,
+      /IPv6 routes \(cluster CIDR fd00:10:244::\/56\) are invisible to cloud-provider-aws/,
+    );
+  });
 });

@@ -4,9 +4,14 @@ import { AwsConfigError, configuredRegion, parseAwsCloudConfig } from './config.
 import type { AwsCloudConfig } from './config.ts';
 import { EC2Client } from './ec2.ts';
 import { RouteTableLimit } from './room.ts';
+import { instanceMetadata, type Imds } from './imds.ts';
+import type { AwsIniSettings } from './ini-config.ts';
 import { AwsRoutes } from './routes.ts';
+import { upstreamClientConfig, upstreamClusterID, upstreamRegion } from './upstream.ts';
 
-export { AwsRoutes, CLUSTER_TAG_PREFIX, toRoute } from './routes.ts';
+export { AwsRoutes, CLUSTER_TAG_PREFIX, LEGACY_CLUSTER_TAG, hasClusterTag, toRoute } from './routes.ts';
+export { looksLikeIni, parseAwsIniConfig } from './ini-config.ts';
+export type { AwsIniSettings, AwsServiceOverride } from './ini-config.ts';
 export type { AwsRoutesConfig } from './routes.ts';
 export { AwsConfigError, configuredRegion, parseAwsCloudConfig } from './config.ts';
 export type { AwsCloudConfig } from './config.ts';
@@ -45,6 +50,38 @@ export class AwsCloudProvider implements CloudProvider {
   routes(): Routes {
     return this.routesImpl;
   }
+  /** R124: cloud-provider-aws's ListRoutes skips routes without an IPv4 destination. */
+  rollbackHazards(clusterCIDRs: readonly string[]): string[] {
+    const v6 = clusterCIDRs.filter((c) => c.includes(':'));
+    if (v6.length === 0) return [];
+    return [
+      `IPv6 routes (cluster CIDR ${v6.join(', ')}) are invisible to cloud-provider-aws, which lists only IPv4 destinations: after a rollback to it, delete them by hand (docs/migration.md)`,
+    ];
+  }
+}
+
+/**
+ * An INI (cloud-provider-aws) config, started as that CCM starts (R121): region, client
+ * and cluster ID resolved now, so a missing one fails at startup.
+ */
+export async function upstreamAwsProvider(
+  config: AwsCloudConfig & { ini: AwsIniSettings },
+  nodes: NodeLister,
+  imds: Imds = instanceMetadata(),
+): Promise<AwsCloudProvider> {
+  const { ini } = config;
+  let client: EC2Client | undefined;
+  try {
+    const region = await upstreamRegion(ini, imds);
+    client = new EC2Client(upstreamClientConfig(ini, region));
+    const clusterID = await upstreamClusterID(ini, client, imds);
+    return new AwsCloudProvider(
+      new AwsRoutes(client, { ...config, upstreamClusterID: () => Promise.resolve(clusterID) }, nodes),
+    );
+  } catch (err) {
+    client?.destroy();
+    throw new AwsConfigError(`aws cloud config: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 export const awsProviderFactory: CloudProviderFactory = async (
@@ -52,6 +89,7 @@ export const awsProviderFactory: CloudProviderFactory = async (
   nodes: NodeLister,
 ): Promise<CloudProvider> => {
   const config = parseAwsCloudConfig(configText);
+  if (config.ini) return upstreamAwsProvider({ ...config, ini: config.ini }, nodes);
   const client = createEc2Client(config);
   // Resolve the region now (it may come from a profile file) so a missing one
   // fails at startup, not as an error on every reconcile.

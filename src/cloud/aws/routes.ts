@@ -29,9 +29,17 @@ import {
 } from './targets.ts';
 
 export const CLUSTER_TAG_PREFIX = 'kubernetes.io/cluster/';
+/** The tag older (kops) clusters carry, `KubernetesCluster=<cluster ID>` (R121). */
+export const LEGACY_CLUSTER_TAG = 'KubernetesCluster';
 
 /** Options the routes need from the cloud config; `disableSrcDstCheck` defaults to true. */
-export type AwsRoutesConfig = Pick<AwsCloudConfig, 'routeTableId' | 'vpcId' | 'disableSrcDstCheck'>;
+export type AwsRoutesConfig = Pick<AwsCloudConfig, 'routeTableId' | 'vpcId' | 'disableSrcDstCheck'> & {
+  /**
+   * An INI (cloud-provider-aws) config: the table is chosen as that CCM chooses it (R121),
+   * by RouteTableID alone, else by this cluster ID's tags, whatever --cluster-name says.
+   */
+  readonly upstreamClusterID?: () => Promise<string>;
+};
 
 // Targets that mean "not a node": the VPC's local route, gateways, peering.
 // An instance route carries InstanceId (and its ENI), so it never has these.
@@ -270,6 +278,7 @@ export class AwsRoutes implements Routes {
     clusterName: string,
     opts: CallOptions,
   ): Promise<{ id: string; routes: Ec2Route[] }> {
+    if (this.config.upstreamClusterID) return this.findUpstreamRouteTable(opts);
     const { routeTableId, vpcId } = this.config;
     const filters: Filter[] = vpcId ? [{ Name: 'vpc-id', Values: [vpcId] }] : [];
     const inVpc = vpcId ? ` in ${vpcId}` : '';
@@ -285,8 +294,20 @@ export class AwsRoutes implements Routes {
     } else {
       const tag = `${CLUSTER_TAG_PREFIX}${clusterName}`;
       wanted = `route table tagged ${tag}=owned|shared${inVpc}`;
-      filters.push({ Name: `tag:${tag}`, Values: ['owned', 'shared'] });
-      tables = await this.describeTables({ Filters: filters }, `DescribeRouteTables tag ${tag}`, opts);
+      tables = await this.describeTables(
+        { Filters: [...filters, { Name: `tag:${tag}`, Values: ['owned', 'shared'] }] },
+        `DescribeRouteTables tag ${tag}`,
+        opts,
+      );
+      if (tables.length === 0) {
+        // R121: older clusters carry only the legacy tag; asked for only when the new one is absent.
+        const legacy = `tag:${LEGACY_CLUSTER_TAG}`;
+        tables = await this.describeTables(
+          { Filters: [...filters, { Name: legacy, Values: [clusterName] }] },
+          `DescribeRouteTables tag ${LEGACY_CLUSTER_TAG}=${clusterName}`,
+          opts,
+        );
+      }
     }
     if (tables.length === 0) {
       const hint = routeTableId
@@ -298,6 +319,50 @@ export class AwsRoutes implements Routes {
       const ids = tables.map((t) => t.RouteTableId ?? '?').join(', ');
       throw new PermanentError(
         `found ${tables.length} of ${wanted} for cluster ${clusterName} (${ids}); set routeTableId in the cloud config to choose one`,
+      );
+    }
+    const table = tables[0]!;
+    if (!table.RouteTableId) throw new RetryableError(`DescribeRouteTables returned a table without an ID`);
+    return { id: table.RouteTableId, routes: table.Routes ?? [] };
+  }
+
+  /**
+   * cloud-provider-aws v1.37.1 findRouteTable (aws_routes.go): RouteTableID as a
+   * `route-table-id` filter, else every table carrying the cluster ID's tag (any value) or
+   * the legacy `KubernetesCluster=<id>`; no VPC filter; exactly one. Upstream lists all
+   * tables and filters them itself; the tag-key filter asks EC2 for the same candidates.
+   */
+  private async findUpstreamRouteTable(opts: CallOptions): Promise<{ id: string; routes: Ec2Route[] }> {
+    const { routeTableId } = this.config;
+    let tables: RouteTable[];
+    let wanted: string;
+    if (routeTableId) {
+      wanted = `route table ${routeTableId}`;
+      tables = await this.describeTables(
+        { Filters: [{ Name: 'route-table-id', Values: [routeTableId] }] },
+        `DescribeRouteTables ${routeTableId}`,
+        opts,
+      );
+    } else {
+      const clusterID = await this.config.upstreamClusterID!();
+      const key = `${CLUSTER_TAG_PREFIX}${clusterID}`;
+      wanted = `route table tagged ${key} or ${LEGACY_CLUSTER_TAG}=${clusterID}`;
+      const candidates = await this.describeTables(
+        { Filters: [{ Name: 'tag-key', Values: [key, LEGACY_CLUSTER_TAG] }] },
+        `DescribeRouteTables tag ${key}`,
+        opts,
+      );
+      tables = candidates.filter((t) => hasClusterTag(t.Tags ?? [], clusterID));
+    }
+    if (tables.length === 0) {
+      throw new PermanentError(
+        `unable to find ${wanted}: ${routeTableId ? 'check RouteTableID' : 'tag the cluster route table or set RouteTableID'} in the cloud config`,
+      );
+    }
+    if (tables.length > 1) {
+      const ids = tables.map((t) => t.RouteTableId ?? '?').join(', ');
+      throw new PermanentError(
+        `found ${tables.length} of ${wanted} (${ids}); set RouteTableID in the cloud config to choose one`,
       );
     }
     const table = tables[0]!;
@@ -347,4 +412,10 @@ export function toRoute(
     destinationCIDR: destination,
     blackhole,
   };
+}
+
+/** upstream awsTagging.hasClusterTag: the cluster's tag key with any value, or the legacy tag's value. */
+export function hasClusterTag(tags: readonly { Key?: string; Value?: string }[], clusterID: string): boolean {
+  const key = `${CLUSTER_TAG_PREFIX}${clusterID}`;
+  return tags.some((t) => t.Key === key || (t.Key === LEGACY_CLUSTER_TAG && t.Value === clusterID));
 }

@@ -53,6 +53,21 @@ describe('azure.json', () => {
     assert.deepEqual(c.credential, { kind: 'managedIdentity' });
   });
 
+  test('key names match case-insensitively, the last spelling kept, as json.Unmarshal does (R122)', () => {
+    const text = JSON.stringify({
+      ...BASE,
+      routeTableName: undefined,
+      RouteTableName: 'first',
+      routetablename: 'k8s-routes-2',
+      RouteTableResourceGroup: 'net-rg',
+      SUBSCRIPTIONID: SUB,
+    });
+    const c = parseAzureCloudConfig(text, {});
+    assert.equal(c.routeTableName, 'k8s-routes-2');
+    assert.equal(c.routeTableResourceGroup, 'net-rg');
+    assert.equal(c.subscriptionId, SUB);
+  });
+
   test('each missing required key is named', () => {
     rejects(without('subscriptionId'), /"subscriptionId" is required/);
     rejects(without('resourceGroup'), /"resourceGroup" is required/);

@@ -88,8 +88,20 @@ function fail(msg: string): never {
   throw new AzureConfigError(`azure cloud config: ${msg}`);
 }
 
+/**
+ * The value of `key` as Go's encoding/json finds it (upstream reads azure.json with
+ * sigs.k8s.io/yaml, i.e. json.Unmarshal): names match case-insensitively, and of several
+ * spellings in one file the last one is kept.
+ */
+function lookup(raw: Raw, key: string): unknown {
+  const folded = key.toLowerCase();
+  let value: unknown;
+  for (const [k, v] of Object.entries(raw)) if (k.toLowerCase() === folded) value = v;
+  return value;
+}
+
 function optionalString(raw: Raw, key: string): string | undefined {
-  const v = raw[key];
+  const v = lookup(raw, key);
   if (v === undefined || v === null || v === '') return undefined;
   if (typeof v !== 'string') fail(`"${key}" must be a string, got ${JSON.stringify(v)}`);
   const t = v.trim();
@@ -116,7 +128,7 @@ function optionalPositiveInt(raw: Raw, key: string): number | undefined {
 }
 
 function optionalBool(raw: Raw, key: string): boolean {
-  const v = raw[key];
+  const v = lookup(raw, key);
   if (v === undefined || v === null) return false;
   if (typeof v !== 'boolean') fail(`"${key}" must be true or false, got ${JSON.stringify(v)}`);
   return v;

@@ -56,8 +56,17 @@ export async function buildAzureProvider(
     writeLimit: AZURE_WRITE_LIMIT,
     // A route's node is its name; whether it delivers is its next hop = the node's InternalIP.
     routeTargetKeys: ['uid', 'addresses'],
+    rollbackHazards: () => [AZURE_ROLLBACK_HAZARD],
   };
 }
+
+/**
+ * R124: cloud-provider-azure (v1.24+) always names routes `<node>____<cidr>` and its
+ * cleanupOutdatedRoutes deletes a known node's route named `<node>`, which this plug-in gives
+ * nodes with pod CIDRs of one family (src/cloud/azure/targets.ts).
+ */
+export const AZURE_ROLLBACK_HAZARD =
+  'routes of nodes with pod CIDRs of one family are named <node> here; cloud-provider-azure (v1.24+) names every route <node>____<cidr> and deletes <node> routes of known nodes, so after a rollback it replaces each once (a short gap per node; docs/migration.md)';
 
 export const azureProviderFactory: CloudProviderFactory = (configText, nodes) =>
   buildAzureProvider(configText, nodes);

@@ -92,18 +92,27 @@ function endpoint(key: string, value: string): string {
   return url.href.endsWith('/') ? url.href : `${url.href}/`;
 }
 
-export function parseGceCloudConfig(text: string): GceCloudConfig {
-  if (text.trim() === '')
-    fail('the file is empty (expected a [global] section with project-id and network-name)');
+/**
+ * Parses gce.conf; `metadata` stands in for project-id, network-name and local-zone when the
+ * file lacks them, as upstream asks the metadata server for them (R122).
+ */
+export function parseGceCloudConfig(
+  text: string,
+  metadata: { readonly projectID?: string; readonly networkName?: string; readonly zone?: string } = {},
+): GceCloudConfig {
+  if (text.trim() === '' && metadata.projectID === undefined)
+    fail(
+      'the file is empty (expected a [global] section with project-id and network-name) and the metadata server gave no project',
+    );
   const values = globalValues(text);
-  const projectID = single(values, 'project-id');
+  const projectID = single(values, 'project-id') ?? metadata.projectID;
   if (projectID === undefined)
     fail('"project-id" is required in [global] (the project of the cluster\'s instances)');
   matching('project-id', projectID, PROJECT, 'a project ID or project number');
   const networkProject = single(values, 'network-project-id') ?? projectID;
   matching('network-project-id', networkProject, PROJECT, 'a project ID or project number');
   const apiEndpoint = endpoint('api-endpoint', single(values, 'api-endpoint') ?? DEFAULT_API_ENDPOINT);
-  const network = single(values, 'network-name');
+  const network = single(values, 'network-name') ?? metadata.networkName;
   if (network === undefined)
     fail('"network-name" is required in [global] (the VPC network the routes belong to)');
   let networkName: string;
@@ -125,7 +134,7 @@ export function parseGceCloudConfig(text: string): GceCloudConfig {
       'a network name: lower case, digits, hyphens',
     );
   }
-  const localZone = single(values, 'local-zone');
+  const localZone = single(values, 'local-zone') ?? metadata.zone;
   if (localZone !== undefined) matching('local-zone', localZone, ZONE, 'a zone such as europe-west1-b');
   let tokenURL = single(values, 'token-url');
   // Upstream: "nil" means the default credentials instead of the token URL.

@@ -6,6 +6,7 @@ import { altTokenSource, applicationDefaultCredentials } from './auth.ts';
 import { ComputeClient } from './client.ts';
 import type { TokenSource } from './client.ts';
 import { parseGceCloudConfig } from './config.ts';
+import { gceMetadataFor, type GceMetadataValues } from './metadata.ts';
 import { GceRoutes } from './routes.ts';
 
 export { GceRoutes, toRoute } from './routes.ts';
@@ -27,6 +28,8 @@ export {
   globalValues,
 } from './config.ts';
 export type { GceCloudConfig } from './config.ts';
+export { gceMetadataFor } from './metadata.ts';
+export type { GceMetadataValues } from './metadata.ts';
 export { altTokenSource, applicationDefaultCredentials, COMPUTE_SCOPE } from './auth.ts';
 export { GceApiError, toRouteError } from './errors.ts';
 export {
@@ -53,6 +56,8 @@ export interface BuildGceProviderOptions {
   /** A token source instead of the one gce.conf selects (tests, embedders). */
   readonly token?: TokenSource;
   readonly fetch?: FetchLike;
+  /** Values from the metadata server for keys gce.conf lacks (R122). */
+  readonly metadata?: GceMetadataValues;
 }
 
 /** The factory with injectable credentials and transport. */
@@ -61,7 +66,7 @@ export function buildGceProvider(
   nodes: NodeLister,
   opts: BuildGceProviderOptions = {},
 ): CloudProvider {
-  const config = parseGceCloudConfig(configText);
+  const config = parseGceCloudConfig(configText, opts.metadata);
   const fetchImpl = opts.fetch;
   const token =
     opts.token ??
@@ -79,5 +84,5 @@ export function buildGceProvider(
   };
 }
 
-export const gceProviderFactory: CloudProviderFactory = (configText, nodes) =>
-  buildGceProvider(configText, nodes);
+export const gceProviderFactory: CloudProviderFactory = async (configText, nodes) =>
+  buildGceProvider(configText, nodes, { metadata: await gceMetadataFor(configText) });

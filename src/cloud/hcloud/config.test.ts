@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HcloudFake } from '../../../test/support/hcloud-fake.ts';
 import type { NodeLister } from '../../core/types.ts';
-import { buildHcloudProvider, DEFAULT_ENDPOINT, hcloudProviderFactory, parseHcloudConfig } from './index.ts';
+import {
+  buildHcloudProvider,
+  DEFAULT_ENDPOINT,
+  hcloudProviderFactory,
+  parseHcloudConfig,
+  readHcloudToken,
+} from './index.ts';
 
 const NO_NODES: NodeLister = { get: () => undefined, list: () => [] };
 
@@ -64,6 +70,28 @@ describe('hcloud cloud config', () => {
     assert.throws(
       () => buildHcloudProvider('network: 1', NO_NODES, { env: { HCLOUD_TOKEN: '  \n' } }),
       /HCLOUD_TOKEN/,
+    );
+  });
+
+  it('HCLOUD_TOKEN_FILE, as the hcloud CCM reads it: trimmed, never with HCLOUD_TOKEN (R122)', () => {
+    const files: Record<string, string> = { '/run/secrets/hcloud-token': 'tok-from-file\n' };
+    const read = (p: string): string => {
+      const v = files[p];
+      if (v === undefined) throw new Error(`ENOENT: ${p}`);
+      return v;
+    };
+    assert.equal(readHcloudToken({ HCLOUD_TOKEN_FILE: '/run/secrets/hcloud-token' }, read), 'tok-from-file');
+    assert.throws(
+      () => readHcloudToken({ HCLOUD_TOKEN_FILE: '/run/secrets/hcloud-token', HCLOUD_TOKEN: 'x' }, read),
+      /both HCLOUD_TOKEN and HCLOUD_TOKEN_FILE are set/,
+    );
+    assert.throws(
+      () => readHcloudToken({ HCLOUD_TOKEN_FILE: '/nope' }, read),
+      /HCLOUD_TOKEN_FILE \/nope: ENOENT/,
+    );
+    assert.throws(
+      () => readHcloudToken({ HCLOUD_TOKEN_FILE: '/run/secrets/empty' }, () => '\n'),
+      /HCLOUD_TOKEN is not set/,
     );
   });
 

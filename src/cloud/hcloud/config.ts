@@ -1,6 +1,7 @@
 // Cloud config of the hcloud plug-in. The official hcloud CCM is configured by
 // environment variables only, so HCLOUD_NETWORK and HCLOUD_ENDPOINT act as
 // fallbacks: a deployment can share one Secret/env block with that CCM.
+import { readFileSync } from 'node:fs';
 import { parseYaml as parse } from '../../yaml/lazy.ts';
 
 export const DEFAULT_ENDPOINT = 'https://api.hetzner.cloud/v1';
@@ -118,12 +119,30 @@ export function parseHcloudConfig(text: string, env: Env = process.env): HcloudC
   return { network, endpoint, ...(limit !== undefined ? { routeLimit: limit } : {}) };
 }
 
-/** The project's read/write API token. Mounted secrets often end in a newline, hence trim. */
-export function readHcloudToken(env: Env = process.env): string {
-  const token = env['HCLOUD_TOKEN']?.trim() ?? '';
+/**
+ * The project's read/write API token: HCLOUD_TOKEN, or the file HCLOUD_TOKEN_FILE names, as the
+ * hcloud CCM reads it (hcloud-go's envutil.LookupEnvWithFile: not both; R122). Mounted secrets
+ * often end in a newline, hence trim.
+ */
+export function readHcloudToken(
+  env: Env = process.env,
+  readFile = (p: string) => readFileSync(p, 'utf8'),
+): string {
+  const file = env['HCLOUD_TOKEN_FILE'];
+  if (file !== undefined && file !== '' && env['HCLOUD_TOKEN'] !== undefined) {
+    throw new HcloudConfigError('hcloud: both HCLOUD_TOKEN and HCLOUD_TOKEN_FILE are set; set one');
+  }
+  let token = env['HCLOUD_TOKEN']?.trim() ?? '';
+  if (file !== undefined && file !== '') {
+    try {
+      token = readFile(file).trim();
+    } catch (err) {
+      throw new HcloudConfigError(`hcloud: HCLOUD_TOKEN_FILE ${file}: ${(err as Error).message}`);
+    }
+  }
   if (token === '') {
     throw new HcloudConfigError(
-      'hcloud: environment variable HCLOUD_TOKEN is not set (a read/write API token of the project)',
+      'hcloud: environment variable HCLOUD_TOKEN is not set (a read/write API token of the project; or HCLOUD_TOKEN_FILE naming a file with it)',
     );
   }
   return token;
