@@ -11,6 +11,7 @@ import { fmt, fmtSpread, med, ratio, table } from './lib/format.ts';
 import type { Results } from './lib/results.ts';
 import { isLatency, percentile } from './lib/stats.ts';
 import { evaluateTargets } from './targets.ts';
+import { parseCommandLine, usageError } from '../src/cli/script-args.ts';
 
 const PAIRS: [string, string, string][] = [
   ['periodic', 'ts-periodic', 'go-periodic'],
@@ -371,9 +372,19 @@ export async function writeReport(r: Results, outDir: string, chartPrefix = ''):
   fs.writeFileSync(path.join(outDir, 'summary.md'), summaryMarkdown(r, chartPrefix));
 }
 
+const USAGE = `Usage: npx node bench/report.ts [RESULTS.json [OUT-DIR [CHART-PREFIX]]]
+
+Renders a benchmark run's summary.md and SVG charts from its results.json
+(default bench/out/results.json) into OUT-DIR (default: beside the JSON).
+CHART-PREFIX is put before the charts' file names in summary.md's links.
+`;
+
 if (import.meta.main) {
-  const file = process.argv[2] ?? path.join(import.meta.dirname, 'out', 'results.json');
-  const outDir = process.argv[3] ?? path.dirname(file);
+  const { positionals } = parseCommandLine(USAGE, { allowPositionals: true, options: {} });
+  if (positionals.length > 3) usageError(`at most 3 arguments, got ${positionals.length}`);
+  const file = positionals[0] ?? path.join(import.meta.dirname, 'out', 'results.json');
+  const outDir = positionals[1] ?? path.dirname(file);
+  if (!fs.existsSync(file)) usageError(`${file}: no such file`);
   fs.mkdirSync(outDir, { recursive: true });
-  await writeReport(JSON.parse(fs.readFileSync(file, 'utf8')) as Results, outDir, process.argv[4] ?? '');
+  await writeReport(JSON.parse(fs.readFileSync(file, 'utf8')) as Results, outDir, positionals[2] ?? '');
 }
