@@ -319,19 +319,25 @@ export function briefTargetsTable(r: Results): string {
     row.passes.push(t.pass);
     rows.set(key, row);
   }
-  const verdict = (p: (boolean | undefined)[]): string => {
+  const verdict = (p: (boolean | undefined)[], headlines: string[]): string => {
     const known = p.filter((x) => x !== undefined);
     if (known.length === 0) return 'n/a';
     const missed = known.filter((x) => !x).length;
     if (missed === 0) return 'PASS';
+    // Periodic mode is upstream's behaviour, measured for comparison: a target only it misses is met.
+    const periodicOnly = p.every((x, i) => x !== false || headlines[i]!.startsWith('periodic'));
+    if (periodicOnly && missed < known.length) return 'PASS (watch)';
     return known.length === 1 || missed === known.length
       ? '**MISS**'
       : `**MISS** (${missed} of ${known.length})`;
   };
-  return table(
-    ['Target', 'Measured', 'Result'],
-    [...rows].map(([brief, row]) => [brief, row.headlines.join('; '), verdict(row.passes)]),
-  );
+  // A list, not a table: the measured values of seven plug-ins do not fit a readable row (README tables ≤ 160 characters).
+  return [...rows]
+    .map(
+      ([brief, row]) =>
+        `- ${verdict(row.passes, row.headlines)}: ${brief}. Measured: ${row.headlines.join('; ')}`,
+    )
+    .join('\n');
 }
 
 export function summaryMarkdown(r: Results, chartPrefix = ''): string {

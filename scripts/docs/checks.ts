@@ -162,8 +162,28 @@ const PROVIDER_NAMES: Record<string, RegExp> = {
   hcloud: /\bhcloud\b|Hetzner/,
   linux: /\blinux\b|\bLinux\b/,
   openstack: /\bopenstack\b|OpenStack/,
-  memory: /`memory`|in-memory cloud/,
+  memory: /`memory`|in-memory|memory provider/,
 };
+
+/** Paragraphs and list items (a table row may name a subset: what one suite covers), each with its first line. */
+function units(ls: readonly string[]): { line: number; text: string }[] {
+  const out: { line: number; text: string }[] = [];
+  let cur: string[] = [];
+  let first = 0;
+  const flush = (): void => {
+    if (cur.length > 0) out.push({ line: first + 1, text: cur.join(' ') });
+    cur = [];
+  };
+  ls.forEach((l, i) => {
+    const blank = l.trim() === '' || /^(\||#)/.test(l);
+    if (blank || /^\s*(?:[-*]|\d+\.) /.test(l)) flush();
+    if (blank) return;
+    if (cur.length === 0) first = i;
+    cur.push(l);
+  });
+  flush();
+  return out;
+}
 
 /** A paragraph naming four or more providers is a list of them: it must name every cloud (memory is optional). */
 function checkProviderLists(tree: DocTree, docs: readonly string[]): Problem[] {
@@ -180,20 +200,14 @@ function checkProviderLists(tree: DocTree, docs: readonly string[]): Problem[] {
     });
   for (const file of docs) {
     if (file === 'docs/SPEC.md' || file.startsWith('docs/providers/')) continue;
-    const ls = lines(tree.read(file));
-    let start = 0;
-    for (let i = 0; i <= ls.length; i++) {
-      if (i < ls.length && ls[i]!.trim() !== '' && !ls[i]!.startsWith('|') && !ls[i]!.startsWith('#'))
-        continue;
-      const para = ls.slice(start, i).join(' ');
-      start = i + 1;
-      const named = builtin.filter((p) => PROVIDER_NAMES[p]?.test(para));
+    for (const u of units(lines(tree.read(file)))) {
+      const named = builtin.filter((p) => PROVIDER_NAMES[p]?.test(u.text));
       if (named.length < 4) continue;
       const missing = builtin.filter((p) => p !== 'memory' && !named.includes(p));
       if (missing.length > 0)
         out.push({
           file,
-          line: start - (i - start) > 0 ? i : i,
+          line: u.line,
           message: `a list of providers (${named.join(', ')}) without ${missing.join(', ')}`,
         });
     }

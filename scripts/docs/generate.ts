@@ -77,9 +77,9 @@ async function metricsBlock(): Promise<string> {
 function rbacBlock(tree: DocTree): string {
   const rows = rbacRules(tree.read('deploy/base/rbac.yaml')).map((r) => {
     const groups = r.apiGroups.map((g) => (g === '' ? 'core' : g)).join(', ');
-    const names = r.resourceNames.length === 0 ? '' : ` Only ${r.resourceNames.map((n) => `\`${n}\``).join(', ')}.`;
+    const names = r.resourceNames.length === 0 ? '' : ` ${r.resourceNames.map((n) => `\`${n}\``).join(', ')}`;
     const resources = r.resources.map((x) => `\`${x}\``).join(', ');
-    return `| ${resources} (${groups}) | ${r.kind} | ${r.verbs.join(', ')} | ${escapeCell(r.why)}${names} |`;
+    return `| ${resources} (${groups}) | ${r.kind} | ${r.verbs.join(', ')} | ${escapeCell(r.why).replace(/\.$/, '')}${names} |`;
   });
   return ['| Resource (API group) | In | Verbs | Why |', '| --- | --- | --- | --- |', ...rows].join('\n');
 }

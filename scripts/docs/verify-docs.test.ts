@@ -119,7 +119,7 @@ describe('docs check', () => {
     assertCaught(
       await problemsWith(appended('docs/kwok.md', `| h | i |\n| - | - |\n${row}`)),
       'docs/kwok.md',
-      /table 181 characters wide/,
+      /table 178 characters wide/,
     );
   });
 });
