@@ -215,7 +215,56 @@ function checkProviderLists(tree: DocTree, docs: readonly string[]): Problem[] {
   return out;
 }
 
+/** Verbs per `group/resource`, the union over rules (SPEC §7.4's table lists one row per resource). */
+function verbsByResource(
+  rules: readonly { apiGroups: readonly string[]; resources: readonly string[]; verbs: readonly string[] }[],
+): string {
+  const m = new Map<string, Set<string>>();
+  for (const r of rules)
+    for (const g of r.apiGroups)
+      for (const res of r.resources)
+        for (const v of r.verbs) {
+          const key = g === '' ? res : `${g}/${res}`;
+          m.set(key, (m.get(key) ?? new Set()).add(v));
+        }
+  return [...m]
+    .map(([k, v]) => `${k}: ${[...v].sort().join(',')}`)
+    .sort()
+    .join('; ');
+}
+
+/** SPEC §7.4's table: `| group | resource | verbs | why |` rows. */
+function specRbac(spec: string): { line: number; text: string } {
+  const ls = lines(spec);
+  const start = ls.findIndex((l) => l.startsWith('### 7.4'));
+  const rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] = [];
+  for (let i = start + 1; i < ls.length && !ls[i]!.startsWith('#'); i++) {
+    const c = ls[i]!.split('|').map((x) => x.trim());
+    if (c.length < 5 || !c[1]!.startsWith('`')) continue;
+    const unquote = (x: string): string => x.replace(/`/g, '').replace(/^""$/, '');
+    rules.push({
+      apiGroups: [unquote(c[1]!)],
+      resources: [unquote(c[2]!)],
+      verbs: c[3]!.split(',').map((v) => v.trim()),
+    });
+  }
+  return { line: start + 1, text: verbsByResource(rules) };
+}
+
 function checkRbac(tree: DocTree): Problem[] {
+  const out: Problem[] = [];
+  const spec = specRbac(tree.read('docs/SPEC.md'));
+  const deployed = verbsByResource(rbacRules(tree.read('deploy/base/rbac.yaml')));
+  if (spec.text !== deployed)
+    out.push({
+      file: 'docs/SPEC.md',
+      line: spec.line,
+      message: `§7.4 grants ${spec.text}; deploy/base/rbac.yaml grants ${deployed}`,
+    });
+  return [...out, ...checkChartRbac(tree)];
+}
+
+function checkChartRbac(tree: DocTree): Problem[] {
   const deploy = rbacRules(tree.read('deploy/base/rbac.yaml')).map(ruleKey).sort();
   const chart = chartRules(tree.read(CHART_RBAC)).sort();
   if (JSON.stringify(deploy) === JSON.stringify(chart)) return [];

@@ -95,6 +95,18 @@ describe('docs check', () => {
     );
   });
 
+  it("catches SPEC §7.4's RBAC table granting other verbs than deploy/", async () => {
+    const spec = base
+      .read('docs/SPEC.md')
+      .replace('| `""` | `nodes` | list, watch |', '| `""` | `nodes` | get, list, watch |');
+    assert.notEqual(spec, base.read('docs/SPEC.md'));
+    assertCaught(
+      await problemsWith({ 'docs/SPEC.md': spec }),
+      'docs/SPEC.md',
+      /§7\.4 grants .*\bnodes: get,list,watch;/,
+    );
+  });
+
   it('catches RBAC tables that no longer say what deploy/ grants (stale generated part)', async () => {
     const file = 'deploy/base/rbac.yaml';
     const text = base
