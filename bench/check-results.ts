@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Results } from './lib/results.ts';
 import { briefTargetsTable, summaryMarkdown } from './report.ts';
+import { parseCommandLine } from '../src/cli/script-args.ts';
 
 const dir = import.meta.dirname;
 const jsonPath = path.join(dir, 'results', 'results.json');
@@ -32,7 +33,14 @@ export function missingLines(generated: string, published: string): string[] {
     .filter((l) => !have.has(normalize(l)));
 }
 
+const USAGE = `Usage: node bench/check-results.ts
+
+Checks that bench/RESULTS.md and the README's targets table say what
+bench/results/results.json says; exits 1 naming the missing lines when not.
+`;
+
 if (import.meta.main) {
+  parseCommandLine(USAGE, { options: {} });
   const results = JSON.parse(fs.readFileSync(jsonPath, 'utf8')) as Results;
   let ok = true;
   for (const [file, generated] of [

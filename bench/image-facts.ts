@@ -12,7 +12,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import { startCluster, type Cluster } from '../test/support/kwok-cluster.ts';
 import { podman, serviceAccountToken } from '../test/deploy/pod.ts';
 import { helmPath, NAMESPACE, Release } from '../test/deploy/release.ts';
@@ -28,8 +27,21 @@ import {
 import { IMAGE } from '../test/deploy/skip.ts';
 import { apiRequest } from '../test/support/controlplane.ts';
 import { startPeer, VARIANTS } from './lib/peers.ts';
+import { parseCommandLine } from '../src/cli/script-args.ts';
 
-const { values } = parseArgs({
+const USAGE = `Usage: node bench/image-facts.ts [--out FILE]
+
+Image facts as operators run the image: its size, the time from podman run to the
+first converged reconcile, resident memory at 100 and 1,000 kwok nodes, and
+upstream's Go peer beside it. Needs what npm run test:deploy needs and the peer
+(bash scripts/bench-build-upstream.sh).
+
+Flags:
+  --out FILE       where to write (default bench/results/image-facts.json)
+  -h, --help       this help
+`;
+
+const { values } = parseCommandLine(USAGE, {
   options: { out: { type: 'string', default: 'bench/results/image-facts.json' } },
 });
 // Room for 1,000 nodes at kube-controller-manager's default masks (/24 and /64).

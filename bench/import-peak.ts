@@ -10,16 +10,29 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import { importPeakMB, installShipped, installTarball } from './lib/shipped-install.ts';
 import type { ShippedInstall } from './lib/shipped-install.ts';
+import { parseCommandLine, usageError } from '../src/cli/script-args.ts';
 
-const { values, positionals } = parseArgs({
+const USAGE = `Usage: node bench/import-peak.ts [--runs N] [--tarball FILE] [SPECIFIER...]
+
+Peak resident memory of importing the packed library's entry points (default
+cloud-route-controller and cloud-route-controller/aws), next to an empty Node
+process; prints the median of N runs in MB. Without --tarball it builds and packs
+this checkout.
+
+Flags:
+  --runs N         runs per entry point (default 5)
+  --tarball FILE   install this package tarball instead of packing the checkout
+  -h, --help       this help
+`;
+
+const { values, positionals } = parseCommandLine(USAGE, {
   allowPositionals: true,
   options: { runs: { type: 'string', default: '5' }, tarball: { type: 'string' } },
 });
 const runs = Number(values.runs);
-if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs ${values.runs}: not a positive integer`);
+if (!Number.isInteger(runs) || runs < 1) usageError(`--runs ${values.runs}: not a positive integer`);
 const specifiers =
   positionals.length > 0 ? positionals : ['cloud-route-controller', 'cloud-route-controller/aws'];
 

@@ -12,6 +12,7 @@ import { fmt, fmtSpread, med, ratio, table } from './lib/format.ts';
 import type { Results } from './lib/results.ts';
 import { isLatency, percentile } from './lib/stats.ts';
 import { evaluateTargets } from './targets.ts';
+import { parseCommandLine, usageError } from '../src/cli/script-args.ts';
 
 const PAIRS: [string, string, string][] = [
   ['periodic', 'ts-periodic', 'go-periodic'],
@@ -319,19 +320,25 @@ export function briefTargetsTable(r: Results): string {
     row.passes.push(t.pass);
     rows.set(key, row);
   }
-  const verdict = (p: (boolean | undefined)[]): string => {
+  const verdict = (p: (boolean | undefined)[], headlines: string[]): string => {
     const known = p.filter((x) => x !== undefined);
     if (known.length === 0) return 'n/a';
     const missed = known.filter((x) => !x).length;
     if (missed === 0) return 'PASS';
+    // Periodic mode is upstream's behaviour, measured for comparison: a target only it misses is met.
+    const periodicOnly = p.every((x, i) => x !== false || headlines[i]!.startsWith('periodic'));
+    if (periodicOnly && missed < known.length) return 'PASS (watch)';
     return known.length === 1 || missed === known.length
       ? '**MISS**'
       : `**MISS** (${missed} of ${known.length})`;
   };
-  return table(
-    ['Target', 'Measured', 'Result'],
-    [...rows].map(([brief, row]) => [brief, row.headlines.join('; '), verdict(row.passes)]),
-  );
+  // A list, not a table: the measured values of seven plug-ins do not fit a readable row (README tables ≤ 160 characters).
+  return [...rows]
+    .map(
+      ([brief, row]) =>
+        `- ${verdict(row.passes, row.headlines)}: ${brief}. Measured: ${row.headlines.join('; ')}`,
+    )
+    .join('\n');
 }
 
 export function summaryMarkdown(r: Results, chartPrefix = ''): string {
@@ -374,9 +381,19 @@ export async function writeReport(r: Results, outDir: string, chartPrefix = ''):
   fs.writeFileSync(path.join(outDir, 'summary.md'), summaryMarkdown(r, chartPrefix));
 }
 
+const USAGE = `Usage: npx node bench/report.ts [RESULTS.json [OUT-DIR [CHART-PREFIX]]]
+
+Renders a benchmark run's summary.md and SVG charts from its results.json
+(default bench/out/results.json) into OUT-DIR (default: beside the JSON).
+CHART-PREFIX is put before the charts' file names in summary.md's links.
+`;
+
 if (import.meta.main) {
-  const file = process.argv[2] ?? path.join(import.meta.dirname, 'out', 'results.json');
-  const outDir = process.argv[3] ?? path.dirname(file);
+  const { positionals } = parseCommandLine(USAGE, { allowPositionals: true, options: {} });
+  if (positionals.length > 3) usageError(`at most 3 arguments, got ${positionals.length}`);
+  const file = positionals[0] ?? path.join(import.meta.dirname, 'out', 'results.json');
+  const outDir = positionals[1] ?? path.dirname(file);
+  if (!fs.existsSync(file)) usageError(`${file}: no such file`);
   fs.mkdirSync(outDir, { recursive: true });
-  await writeReport(JSON.parse(fs.readFileSync(file, 'utf8')) as Results, outDir, process.argv[4] ?? '');
+  await writeReport(JSON.parse(fs.readFileSync(file, 'utf8')) as Results, outDir, positionals[2] ?? '');
 }

@@ -5,7 +5,6 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import { startBenchCluster, type BenchCluster } from './lib/apiserver.ts';
 import { FULL, QUICK, type SuiteConfig } from './lib/config.ts';
 import { machineInfo, versions } from './lib/machine.ts';
@@ -27,11 +26,27 @@ import { churnRealSession } from './scenarios/churn-real.ts';
 import { ipamSession, nodeAgentsMissing } from './scenarios/ipam.ts';
 import { scaleSession } from './scenarios/scale.ts';
 import { testenvBinaries } from '../test/support/controlplane.ts';
+import { parseCommandLine, usageError } from '../src/cli/script-args.ts';
 
 const SCENARIOS = Object.keys(SCENARIO_FIELDS) as Scenario[];
 type Scenario = keyof typeof SCENARIO_FIELDS;
 
-const { values: args } = parseArgs({
+const USAGE = `Usage: npm run bench [-- flags]
+
+The benchmark suite: this controller against upstream's Go route controller on real
+kube-apiservers, in virtual time, and the shipped package. Writes results.json,
+summary.md and one SVG chart per scenario (docs/benchmarks.md).
+
+Flags:
+  --quick          every scenario, reduced (under 5 minutes)
+  --reps N         repetitions of the timed real-apiserver runs (full suite: 3)
+  --only a,b       only these scenarios: ${SCENARIOS.join(', ')}
+  --out DIR        where to write (default bench/out)
+  --merge FILE     re-measure the --only scenarios into an earlier results.json
+  -h, --help       this help
+`;
+
+const { values: args } = parseCommandLine(USAGE, {
   options: {
     quick: { type: 'boolean', default: false },
     reps: { type: 'string' },
@@ -42,6 +57,8 @@ const { values: args } = parseArgs({
   },
 });
 
+if (args.reps !== undefined && !(Number.isInteger(Number(args.reps)) && Number(args.reps) >= 1))
+  usageError(`--reps ${args.reps}: not a positive integer`);
 const cfg: SuiteConfig = {
   ...(args.quick ? QUICK : FULL),
   ...(args.reps ? { reps: Number(args.reps) } : {}),
@@ -49,8 +66,7 @@ const cfg: SuiteConfig = {
 const only = new Set((args.only ?? SCENARIOS.join(',')).split(',') as Scenario[]);
 for (const s of only) {
   if (!(s in SCENARIO_FIELDS)) {
-    process.stderr.write(`unknown scenario ${s}; known: ${SCENARIOS.join(', ')}\n`);
-    process.exit(2);
+    usageError(`unknown scenario ${s}; known: ${SCENARIOS.join(', ')}`);
   }
 }
 const mergeInto: Results | undefined =

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the upstream route-controller peer (bench/upstream, k8s.io/cloud-provider v0.36.3) and
+# Builds the upstream route-controller peer (bench/upstream, k8s.io/cloud-provider v0.37.2) and
 # caches the binary outside the repository. Skips the build when the binary is present.
 #
 #   scripts/bench-build-upstream.sh          build (or reuse); prints the binary path on stdout
@@ -9,7 +9,7 @@
 # BENCH_LOCK_TIMEOUT (seconds to wait for the build lock, 3600).
 set -euo pipefail
 
-VERSION=v0.36.3
+VERSION=v0.37.2
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SRC="$ROOT/bench/upstream"
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/cloud-route-controller/bench"

@@ -30,10 +30,26 @@ import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { missingNodeFlags } from '../bin/node-flags.js';
+import { parseCommandLine, usageError } from '../src/cli/script-args.ts';
 
-const { values } = parseArgs({
+const USAGE = `Usage: npx node scripts/informer-memory.ts [flags]
+
+Resident memory of the node informer and of the controller against a real
+kube-apiserver with N realistic nodes, each measured in a fresh process
+(docs/informer-memory.md). Needs npm run testenv:build.
+
+Flags:
+  --nodes N        nodes to create (default 5000)
+  --compiled       also measure the compiled JavaScript (as an installed package runs)
+  --semi MB        also measure with V8's --max-semi-space-size=MB
+  --v8-defaults    run the measurements with V8's defaults, not the daemon's flags
+  --json           one line of JSON instead of indented
+  --hold           keep the control plane and its nodes until SIGINT
+  -h, --help       this help
+`;
+
+const { values } = parseCommandLine(USAGE, {
   options: {
     nodes: { type: 'string', default: '5000' },
     json: { type: 'boolean', default: false },
@@ -49,6 +65,11 @@ const { values } = parseArgs({
     'v8-defaults': { type: 'boolean', default: false },
   },
 });
+
+if (!(Number.isInteger(Number(values.nodes)) && Number(values.nodes) >= 1))
+  usageError(`--nodes ${values.nodes}: not a positive integer`);
+if (values.semi !== undefined && !(Number(values.semi) > 0))
+  usageError(`--semi ${values.semi}: not a positive number`);
 
 interface Sample {
   rssMiB: number;

@@ -48,7 +48,7 @@ export function versions(): Versions {
   return {
     node: process.version,
     ...(go !== undefined ? { go } : {}),
-    upstreamPeer: 'k8s.io/cloud-provider v0.36.3 (client-go v0.36.3)',
+    upstreamPeer: 'k8s.io/cloud-provider v0.37.2 (client-go v0.37.2)',
     controller: `cloud-route-controller ${pkg.version}`,
   };
 }

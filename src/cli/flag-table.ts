@@ -275,3 +275,16 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'Number for the log level verbosity (klog-style).',
   },
 ];
+
+/** The flags this project adds; every other flag is upstream's, with upstream's name and default. */
+export const PROJECT_FLAGS: ReadonlySet<string> = new Set([
+  'route-resync-period',
+  'route-cache',
+  'cloud-write-qps',
+  'cloud-write-burst',
+  'dry-run',
+  'metrics-bind-address',
+  'health-probe-bind-address',
+  'log-format',
+  'v',
+]);

@@ -30,6 +30,10 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
         return await simulate(rest, io);
       case 'version':
       case '--version':
+        if (rest.length > 0) {
+          printErrors(io, [`"${first}" takes no arguments, got "${rest.join(' ')}"`]);
+          return 1;
+        }
         io.stdout(`cloud-route-controller ${VERSION}\n`);
         return 0;
       case 'help':

@@ -1,4 +1,4 @@
-// The cloud write pacer (SPEC R68–R70, R111–R113): every route write (create,
+// The cloud write pacer (SPEC R68–R70, R111, R112): every route write (create,
 // delete, applyRoutes call) takes a token first, from one bucket shared by all
 // reconciles. Three flavours:
 // - adaptive: starts at the provider's documented write limit; a throttled

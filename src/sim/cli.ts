@@ -118,8 +118,8 @@ export async function main(argv: string[], io: CliIO = defaultIO): Promise<numbe
   try {
     ({ values } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: false, strict: true }));
   } catch (err) {
-    io.err(`error: ${(err as Error).message}`);
-    io.err(USAGE);
+    // One line, as the daemon's flags (R60); the usage is one --help away.
+    io.err(`error: ${(err as Error).message} (see --help)`);
     return 1;
   }
   if (values.help) {

@@ -8,7 +8,6 @@
 // (RSS/heap at start, every 5 min, end) and event-loop delay (p99/max).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startControlPlane } from '../support/controlplane.ts';
 import { CLUSTER_CIDRS, setupControllerUser } from '../integration/kube-helpers.ts';
@@ -16,8 +15,23 @@ import { CallLogChecker, checkEndState, type RouteEntry } from '../faults/invari
 import { AuditedMemoryRoutes, TrackedAdmin } from '../faults/support.ts';
 import { RingLogger, startFaultController } from '../faults/controller.ts';
 import { Churn, Faults } from './churn.ts';
+import { parseCommandLine, usageError } from '../../src/cli/script-args.ts';
 
-const { values } = parseArgs({
+const USAGE = `Usage: npm run soak [-- flags]
+
+Soak run: a real kube-apiserver and etcd, the controller in watch mode, node churn
+and cloud faults in 30-second cycles; checks convergence and the call log's
+invariants, reports memory and event-loop delay. Needs npm run testenv:build.
+
+Flags:
+  --minutes N      how long (default 30)
+  --nodes N        nodes to churn, 1..230 (default 200)
+  --seed S         the random seed (default $TEST_SEED or 20261203); printed, so a run can be replayed
+  --out FILE       the JSON result (default /tmp/soak-result.json)
+  -h, --help       this help
+`;
+
+const { values } = parseCommandLine(USAGE, {
   options: {
     minutes: { type: 'string', default: '30' },
     nodes: { type: 'string', default: '200' },
@@ -28,10 +42,9 @@ const { values } = parseArgs({
 const minutes = Number(values.minutes);
 const nodeTarget = Number(values.nodes);
 const seed = Number(values.seed);
-if (!(minutes > 0) || !(nodeTarget > 0 && nodeTarget <= 230)) {
-  console.error('error: --minutes must be > 0 and --nodes in 1..230');
-  process.exit(1);
-}
+if (!(minutes > 0) || !(nodeTarget > 0 && nodeTarget <= 230))
+  usageError('--minutes must be > 0 and --nodes in 1..230');
+if (!Number.isFinite(seed)) usageError(`--seed ${values.seed}: not a number`);
 
 /** mulberry32: a seeded run can be replayed. */
 function prng(a: number): () => number {
