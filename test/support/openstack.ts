@@ -74,6 +74,8 @@ export interface OpenStackOptions {
   /** Serve Neutron without extraroute-atomic (a cloud older than Ussuri). */
   readonly noAtomic?: boolean;
   readonly maxRoutes?: number;
+  /** Neutron's `pagination_max_limit`: lists answer pages of this many items with `next` links. */
+  readonly pageSize?: number;
   /** Serve the stand-in over HTTPS with this certificate and key. */
   readonly tls?: { readonly cert: string; readonly key: string };
 }
@@ -115,6 +117,7 @@ export class OpenStack {
     const args = [path.join(ROOT, 'testenv', 'neutron', 'serve.py'), '--port', '0', '--state-dir', dir];
     if (opts.noAtomic) args.push('--no-atomic');
     if (opts.maxRoutes !== undefined) args.push('--max-routes', String(opts.maxRoutes));
+    if (opts.pageSize !== undefined) args.push('--page-size', String(opts.pageSize));
     const proc = startProcess(python, args, log);
     const url = await waitForReady(log, proc, 120_000);
     const ref: { os?: OpenStack } = {};
