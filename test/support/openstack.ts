@@ -20,6 +20,8 @@ import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startProcess, terminate } from './child-processes.ts';
 import type { Proc } from './child-processes.ts';
+import { Keystone } from './keystone.ts';
+import type { KeystoneAccount } from './keystone.ts';
 import { ROOT, neutronPython, waitForReady } from './neutron-server.ts';
 
 export { neutronPython, neutronSkip } from './neutron-server.ts';
@@ -76,6 +78,11 @@ export interface OpenStackOptions {
   readonly maxRoutes?: number;
   /** Neutron's `pagination_max_limit`: lists answer pages of this many items with `next` links. */
   readonly pageSize?: number;
+  /**
+   * The real Keystone (test/support/keystone.ts) instead of the stand-in: tokens come from it,
+   * and each Neutron request's token is validated with it, as keystonemiddleware does.
+   */
+  readonly keystone?: boolean;
   /** Serve the stand-in over HTTPS with this certificate and key. */
   readonly tls?: { readonly cert: string; readonly key: string };
 }
@@ -100,6 +107,9 @@ export class OpenStack {
   private readonly server: http.Server;
   private readonly dir: string;
   private seq = 0;
+  /** The real Keystone, with the account it made (OpenStackOptions.keystone). */
+  keystone: Keystone | undefined;
+  account: KeystoneAccount | undefined;
 
   private constructor(proc: Proc, neutronUrl: string, server: http.Server, dir: string, scheme: string) {
     this.proc = proc;
@@ -107,6 +117,11 @@ export class OpenStack {
     this.server = server;
     this.dir = dir;
     this.authUrl = `${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}/identity/v3`;
+  }
+
+  /** cloud.conf's auth-url: the real Keystone's, else the stand-in's. */
+  get identityUrl(): string {
+    return this.keystone?.authUrl ?? this.authUrl;
   }
 
   static async start(opts: OpenStackOptions = {}): Promise<OpenStack> {
@@ -132,6 +147,20 @@ export class OpenStack {
       : http.createServer(handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     ref.os = new OpenStack(proc, url, server, dir, opts.tls ? 'https' : 'http');
+    if (opts.keystone) {
+      const port = (server.address() as AddressInfo).port;
+      try {
+        ref.os.keystone = await Keystone.start();
+        ref.os.account = await ref.os.keystone.provision(
+          `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}/network`,
+          CREDENTIALS.password,
+        );
+      } catch (err) {
+        // Neutron and the proxy are running: a failed Keystone must not leave them behind.
+        await ref.os.stop();
+        throw err;
+      }
+    }
     return ref.os;
   }
 
@@ -139,6 +168,7 @@ export class OpenStack {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     await terminate(this.proc, 5_000);
+    await this.keystone?.stop();
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 
@@ -279,8 +309,7 @@ export class OpenStack {
     const token = String(req.headers['x-auth-token'] ?? '');
     const ifMatch = req.headers['if-match'] as string | undefined;
     const entry = { method, path: p, token, ...(ifMatch !== undefined ? { ifMatch } : {}) };
-    const info = this.tokens.get(token);
-    if (info === undefined || info.revoked || Date.now() >= info.expiresAt) {
+    if (!(await this.tokenValid(token))) {
       this.record({ ...entry, status: 401 });
       send(
         401,
@@ -330,6 +359,13 @@ export class OpenStack {
       'Content-Type': upstream.headers.get('content-type') ?? 'application/json',
     });
     res.end(text);
+  }
+
+  /** The stand-in's own tokens, or the real Keystone's answer (keystonemiddleware's check). */
+  private async tokenValid(token: string): Promise<boolean> {
+    if (this.keystone !== undefined) return this.keystone.validate(token);
+    const info = this.tokens.get(token);
+    return info !== undefined && !info.revoked && Date.now() < info.expiresAt;
   }
 
   private issue(body: string): { status: number; body: unknown; headers?: Record<string, string> } {
