@@ -101,7 +101,10 @@ export class OpenStack {
   readonly faults: Fault[] = [];
   tokenLifetimeMs = 3_600_000;
   region = 'RegionOne';
-  tokensIssued = 0;
+  private issuedCount = 0;
+  /** With the real Keystone: the tokens Neutron requests carried, and those revoked. */
+  private readonly seenTokens = new Set<string>();
+  private readonly revoked = new Set<string>();
   private readonly tokens = new Map<string, TokenInfo>();
   private readonly proc: Proc;
   private readonly server: http.Server;
@@ -172,14 +175,24 @@ export class OpenStack {
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 
+  /** How many tokens were issued (with the real Keystone: how many distinct ones Neutron saw). */
+  get tokensIssued(): number {
+    return this.keystone !== undefined ? this.seenTokens.size : this.issuedCount;
+  }
+
   /** The tokens issued so far (secrets: for asserting that none reaches a log). */
   issuedTokens(): string[] {
-    return [...this.tokens.keys()];
+    return this.keystone !== undefined ? [...this.seenTokens] : [...this.tokens.keys()];
   }
 
   /** Every token issued so far is refused from now on (as after a revocation or expiry). */
-  revokeTokens(): void {
+  async revokeTokens(): Promise<void> {
     for (const t of this.tokens.values()) t.revoked = true;
+    for (const t of this.seenTokens) {
+      if (this.revoked.has(t)) continue;
+      this.revoked.add(t);
+      await this.keystone?.revoke(t);
+    }
   }
 
   /** Requests below the network endpoint, optionally by method and path substring. */
@@ -363,7 +376,11 @@ export class OpenStack {
 
   /** The stand-in's own tokens, or the real Keystone's answer (keystonemiddleware's check). */
   private async tokenValid(token: string): Promise<boolean> {
-    if (this.keystone !== undefined) return this.keystone.validate(token);
+    if (this.keystone !== undefined) {
+      const valid = await this.keystone.validate(token);
+      if (valid) this.seenTokens.add(token);
+      return valid;
+    }
     const info = this.tokens.get(token);
     return info !== undefined && !info.revoked && Date.now() < info.expiresAt;
   }
@@ -420,7 +437,7 @@ export class OpenStack {
     const id = `gAAAA${randomBytes(24).toString('hex')}`;
     const now = Date.now();
     this.tokens.set(id, { expiresAt: now + this.tokenLifetimeMs, revoked: false });
-    this.tokensIssued++;
+    this.issuedCount++;
     const address = this.server.address() as AddressInfo;
     const scheme = this.authUrl.startsWith('https') ? 'https' : 'http';
     const network = `${scheme}://127.0.0.1:${address.port}/network`;
