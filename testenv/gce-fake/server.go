@@ -1,8 +1,8 @@
 package main
 
 // Routing, the request log, bearer tokens, faults, and the fake's other faces:
-// the token endpoints a Google client meets and the control endpoints tests
-// use (testenv/README.md lists them).
+// the metadata server and the control endpoints tests use (testenv/README.md
+// lists them); the token endpoints are in auth.go.
 
 import (
 	"bytes"
