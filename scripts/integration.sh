@@ -3,6 +3,7 @@
 #   1. scripts/testenv.sh build   (cached; cold 10-20 min on 2 cores)
 #   2. scripts/azure-fake.sh build (cached; cold about 2 min: Microsoft's armnetwork fake servers)
 #      scripts/neutron.sh install (cached; cold about 2 min: neutron-server from PyPI, pinned)
+#      scripts/keystone.sh install (cached; cold about 3 min: keystone from PyPI, pinned, and its template database)
 #      scripts/gce-fake.sh build (cached; cold about 3 min: Google's MockGCE as the Compute Engine API)
 #   3. node --test --test-concurrency=1 "test/integration/**/*.test.ts" with the pinned Node 24
 # Extra arguments are passed to node (e.g. --test-name-pattern=...).
@@ -38,6 +39,16 @@ timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/neutron.sh install
 NEUTRON_PYTHON="$(bash scripts/neutron.sh path | sed -n 's/^NEUTRON_PYTHON=//p')"
 export NEUTRON_PYTHON
 echo "[integration] NEUTRON_PYTHON=$NEUTRON_PYTHON"
+
+# Keystone from PyPI in a cached venv with a template database (cold about 3 min): the openstack
+# tests that authenticate against the real identity service.
+timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/keystone.sh install
+while IFS='=' read -r k v; do
+  case "$k" in
+    KEYSTONE_PYTHON | KEYSTONE_TEMPLATE) export "$k=$v" ;;
+  esac
+done < <(bash scripts/keystone.sh path)
+echo "[integration] KEYSTONE_PYTHON=$KEYSTONE_PYTHON"
 
 # The pinned Node 24 (devDependency "node"), never the system node, runs the .ts files.
 NODE_BIN="$ROOT/node_modules/.bin/node"

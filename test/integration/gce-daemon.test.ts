@@ -1,11 +1,15 @@
 // `cloud-route-controller run --cloud-provider=gce --cloud-config=gce.conf`
 // (the real executable) on a real kube-apiserver against the GCE fake
 // (Google's MockGCE as the Compute Engine API), in periodic and in watch mode,
-// as a normal user bound to deploy/base/rbac.yaml. The daemon authenticates
-// with Application Default Credentials, which find the fake's metadata server
-// (GCE_METADATA_HOST) exactly as on an instance. Run: scripts/gce-fake.sh build
+// as a normal user bound to deploy/base/rbac.yaml. In periodic mode the daemon
+// authenticates with Application Default Credentials, which find the fake's
+// metadata server (GCE_METADATA_HOST) exactly as on an instance; in watch mode
+// with a service-account key file (GOOGLE_APPLICATION_CREDENTIALS) whose
+// token_uri is the fake's verifying token endpoint, and the fake refuses any
+// bearer it did not issue. Run: scripts/gce-fake.sh build
 // && npm run testenv:build && node --test test/integration/gce-daemon.test.ts
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -46,6 +50,31 @@ function gceConf(api: string, extra = ''): string {
     `api-endpoint = ${api}`,
     extra,
   ].join('\n');
+}
+
+const SERVICE_ACCOUNT = `k8s-routes@${PROJECT}.iam.gserviceaccount.com`;
+
+/** A service-account key file whose token_uri is the fake's, its public half registered there. */
+async function serviceAccountKey(fake: GceFake, dir: string): Promise<string> {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  await fake.addServiceAccounts({
+    email: SERVICE_ACCOUNT,
+    publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  });
+  const file = path.join(dir, 'key.json');
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      type: 'service_account',
+      project_id: PROJECT,
+      private_key_id: 'k1',
+      private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      client_email: SERVICE_ACCOUNT,
+      token_uri: `${fake.endpoint}/token`,
+    }),
+    { mode: 0o600 },
+  );
+  return file;
 }
 
 const providerID = (name: string): string => `gce://${PROJECT}/${ZONE}/${name}`;
@@ -177,6 +206,12 @@ describe('the gce executable on a real apiserver', { ...gceFakeSkip(), timeout: 
         await fake.insertRoute(PROJECT, FOREIGN);
         const config = path.join(dir, `${mode}.conf`);
         fs.writeFileSync(config, gceConf(fake.api));
+        // Watch mode authenticates with a service-account key file (its token_uri the fake's,
+        // which verifies the assertion), periodic mode with the metadata server (ADC).
+        if (watch) {
+          process.env['GOOGLE_APPLICATION_CREDENTIALS'] = await serviceAccountKey(fake, dir);
+          await fake.configure({ requireIssuedTokens: true });
+        }
         daemon = Daemon.start(
           [
             'run',
@@ -193,6 +228,7 @@ describe('the gce executable on a real apiserver', { ...gceFakeSkip(), timeout: 
           ],
           path.join(dir, `${mode}.log`),
         );
+        delete process.env['GOOGLE_APPLICATION_CREDENTIALS'];
       });
 
       after(async () => {
@@ -243,15 +279,23 @@ describe('the gce executable on a real apiserver', { ...gceFakeSkip(), timeout: 
             names.join(),
           );
           const log = await fake.requests();
+          const [tokenAPI, issued] = watch
+            ? ['oauth2.token', /^sa-token-\d+$/]
+            : ['metadata.token', /^metadata-token-\d+$/];
           assert.ok(
-            log.some((e) => e.api === 'metadata.token' && e.status === 200),
-            'a token from the metadata server',
+            log.some((e) => e.api === tokenAPI && e.status === 200),
+            `a token from ${tokenAPI}`,
           );
           assert.ok(
-            log
-              .filter((e) => e.api.startsWith('routes.') && e.token !== 'seed')
-              .every((e) => /^metadata-token-\d+$/.test(e.token ?? '')),
-            'every Compute call carries the metadata server token',
+            log.every((e) => e.api !== 'oauth2.token' || (e.status === 200 && e.issuer === SERVICE_ACCOUNT)),
+            'every key-file assertion verified',
+          );
+          const compute = log.filter(
+            (e) => /^(routes|instances|zones|globalOperations)\./.test(e.api) && e.token !== 'seed',
+          );
+          assert.ok(
+            compute.length > 0 && compute.every((e) => issued.test(e.token ?? '') && e.status !== 401),
+            `every Compute call carries the ${tokenAPI} token`,
           );
           assert.ok(
             log.every((e) => !(e.api === 'routes.delete')),

@@ -75,7 +75,7 @@ function summary(routes: FakeRoute[]): string[] {
 }
 
 function gceConf(api: string, extra = ''): string {
-  return `[global]\nproject-id = ${PROJECT}\nnetwork-name = ${NETWORK}\nnode-tags = k8s-node\nmultizone = true\napi-endpoint = ${api}\n${extra}`;
+  return `[global]\nproject-id = ${PROJECT}\nnetwork-name = ${NETWORK}\nnode-tags = k8s-node\napi-endpoint = ${api}\n${extra}`;
 }
 
 async function kindOf(p: Promise<unknown>): Promise<string> {

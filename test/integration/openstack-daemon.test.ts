@@ -1,8 +1,10 @@
 // `cloud-route-controller run --cloud-provider=openstack --cloud-config=cloud.conf` (the real
-// executable) on a real kube-apiserver against the real neutron-server behind the Keystone
-// stand-in (test/support/openstack.ts), as a normal user bound to deploy/base/rbac.yaml:
-// periodic mode on a Neutron with `extraroute` only (the If-Match read-modify-write), watch
-// mode on one with `extraroute-atomic`. Run: scripts/neutron.sh && npm run testenv:build &&
+// executable) on a real kube-apiserver against the real neutron-server and the real Keystone
+// (test/support/openstack.ts, test/support/keystone.ts: Keystone issues the daemon's tokens and
+// validates each Neutron request's), as a normal user bound to deploy/base/rbac.yaml: periodic
+// mode on a Neutron with `extraroute` only (the If-Match read-modify-write), watch mode on one
+// with `extraroute-atomic`. The bad-config cases use the stand-in (no request may reach it).
+// Run: scripts/neutron.sh && scripts/keystone.sh && npm run testenv:build &&
 // node --test test/integration/openstack-daemon.test.ts
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -11,6 +13,8 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Daemon, runToExit } from '../e2e/support.ts';
 import { CREDENTIALS, OpenStack, neutronSkip } from '../support/openstack.ts';
+import { keystoneSkip } from '../support/keystone.ts';
+import type { KeystoneAccount } from '../support/keystone.ts';
 import { requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
 import type { ControlPlane } from '../support/controlplane.ts';
 import { Admin, setupControllerUser, waitFor } from './kube-helpers.ts';
@@ -19,9 +23,8 @@ import type { NodeAddress } from '../../src/core/types.ts';
 const WATCH = '--feature-gates=CloudControllerManagerWatchBasedRoutesReconciliation=true';
 const enabled = testenvBinaries() !== undefined;
 
-/** cloud.conf as openstack-cloud-controller-manager reads it, pointed at the stand-in. */
-function cloudConf(authUrl: string, routerId: string | undefined): string {
-  const c = CREDENTIALS;
+/** cloud.conf as openstack-cloud-controller-manager reads it, pointed at Keystone or the stand-in. */
+function cloudConf(authUrl: string, routerId: string | undefined, c: KeystoneAccount = CREDENTIALS): string {
   return [
     '[Global]',
     `auth-url = ${authUrl}`,
@@ -123,7 +126,8 @@ describe(
 
     for (const watch of [false, true]) {
       const mode = watch ? 'watch' : 'periodic';
-      describe(`${mode} mode (${watch ? 'extraroute-atomic' : 'extraroute only'})`, () => {
+      // The real Keystone issues and validates the daemon's tokens.
+      describe(`${mode} mode (${watch ? 'extraroute-atomic' : 'extraroute only'})`, keystoneSkip(), () => {
         let daemon: Daemon | undefined;
         let cloud: OpenStack;
         let routerId = '';
@@ -146,13 +150,13 @@ describe(
           waitFor(what, 60_000, async () => cond(await routes()), 200);
 
         before(async () => {
-          cloud = await OpenStack.start({ noAtomic: !watch });
+          cloud = await OpenStack.start({ noAtomic: !watch, keystone: true });
           ({ routerId, networkId } = await cloud.topology());
           // Another user's route on the same router, outside the cluster CIDRs.
           await cloud.setRoutes(routerId, [{ destination: '192.168.50.0/24', nexthop: '10.0.0.250' }]);
           if (!enabled) return;
           const config = path.join(dir, `${mode}.conf`);
-          fs.writeFileSync(config, cloudConf(cloud.authUrl, routerId));
+          fs.writeFileSync(config, cloudConf(cloud.identityUrl, routerId, cloud.account));
           daemon = Daemon.start(
             [
               'run',
@@ -180,7 +184,7 @@ describe(
             assert.ok(output.length > 0);
             for (const secret of [
               CREDENTIALS.password,
-              CREDENTIALS.appCredentialSecret,
+              cloud.account!.appCredentialSecret,
               ...cloud.issuedTokens(),
             ]) {
               assert.ok(!output.includes(secret), `a credential reached the log: ${secret.slice(0, 8)}…`);
@@ -254,7 +258,7 @@ describe(
         test('a route in the cluster CIDRs to a next hop no node has is deleted; the token is renewed after a revocation', async (t) => {
           if (!guard(t)) return;
           try {
-            cloud.revokeTokens();
+            await cloud.revokeTokens();
             await cloud.setRoutes(routerId, [
               ...(await cloud.routes(routerId)),
               { destination: '10.244.77.0/24', nexthop: '10.0.0.77' },

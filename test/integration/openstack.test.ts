@@ -288,7 +288,7 @@ for (const atomic of [true, false]) {
     test('a revoked token: 401 from the middleware, one new token, the call goes through', async () => {
       await routes.listRoutes('it', call());
       const issued = os.tokensIssued;
-      os.revokeTokens();
+      await os.revokeTokens();
       await routes.listRoutes('it', call());
       assert.equal(os.tokensIssued, issued + 1);
       const last = os.requests

@@ -57,6 +57,8 @@ export interface FakeRequest {
   pageToken?: string;
   token?: string;
   issuer?: string;
+  /** Why the token endpoint refused a key-file assertion. */
+  refused?: string;
 }
 
 export interface FakeFault {
@@ -85,13 +87,19 @@ export interface GceFake {
   /** The api-endpoint for gce.conf. */
   readonly api: string;
   reset(): Promise<void>;
-  /** RUNNING answers before DONE; each wait consumes at most waitSteps of them (0: all); page size. */
+  /**
+   * RUNNING answers before DONE; each wait consumes at most waitSteps of them (0: all); page size;
+   * requireIssuedTokens: Compute calls need a bearer the fake issued (401 otherwise).
+   */
   configure(c: {
     opPolls?: number;
     waitSteps?: number;
     pageSize?: number;
     routesQuota?: number;
+    requireIssuedTokens?: boolean;
   }): Promise<void>;
+  /** Service accounts whose key-file assertions /token accepts, by the PEM of the key's public half. */
+  addServiceAccounts(...accounts: { email: string; publicKey: string }[]): Promise<void>;
   inject(...faults: FakeFault[]): Promise<void>;
   pendingFaults(): Promise<number>;
   clearFaults(): Promise<void>;
@@ -154,6 +162,7 @@ export async function startGceFake(): Promise<GceFake> {
     inject: async (...faults) => void (await control('POST', 'faults', faults)),
     clearFaults: async () => void (await control('DELETE', 'faults')),
     pendingFaults: async () => ((await control('GET', 'faults')) as { pending: number }).pending,
+    addServiceAccounts: async (...accounts) => void (await control('POST', 'service-accounts', accounts)),
     addInstances: async (...instances) => void (await control('POST', 'instances', instances)),
     deleteInstances: async (...instances) => void (await control('DELETE', 'instances', instances)),
     routes: async () => ((await control('GET', 'state')) as { routes: FakeRoute[] }).routes,

@@ -20,6 +20,8 @@ import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startProcess, terminate } from './child-processes.ts';
 import type { Proc } from './child-processes.ts';
+import { Keystone } from './keystone.ts';
+import type { KeystoneAccount } from './keystone.ts';
 import { ROOT, neutronPython, waitForReady } from './neutron-server.ts';
 
 export { neutronPython, neutronSkip } from './neutron-server.ts';
@@ -74,6 +76,13 @@ export interface OpenStackOptions {
   /** Serve Neutron without extraroute-atomic (a cloud older than Ussuri). */
   readonly noAtomic?: boolean;
   readonly maxRoutes?: number;
+  /** Neutron's `pagination_max_limit`: lists answer pages of this many items with `next` links. */
+  readonly pageSize?: number;
+  /**
+   * The real Keystone (test/support/keystone.ts) instead of the stand-in: tokens come from it,
+   * and each Neutron request's token is validated with it, as keystonemiddleware does.
+   */
+  readonly keystone?: boolean;
   /** Serve the stand-in over HTTPS with this certificate and key. */
   readonly tls?: { readonly cert: string; readonly key: string };
 }
@@ -92,12 +101,18 @@ export class OpenStack {
   readonly faults: Fault[] = [];
   tokenLifetimeMs = 3_600_000;
   region = 'RegionOne';
-  tokensIssued = 0;
+  private issuedCount = 0;
+  /** With the real Keystone: the tokens Neutron requests carried, and those revoked. */
+  private readonly seenTokens = new Set<string>();
+  private readonly revoked = new Set<string>();
   private readonly tokens = new Map<string, TokenInfo>();
   private readonly proc: Proc;
   private readonly server: http.Server;
   private readonly dir: string;
   private seq = 0;
+  /** The real Keystone, with the account it made (OpenStackOptions.keystone). */
+  keystone: Keystone | undefined;
+  account: KeystoneAccount | undefined;
 
   private constructor(proc: Proc, neutronUrl: string, server: http.Server, dir: string, scheme: string) {
     this.proc = proc;
@@ -105,6 +120,11 @@ export class OpenStack {
     this.server = server;
     this.dir = dir;
     this.authUrl = `${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}/identity/v3`;
+  }
+
+  /** cloud.conf's auth-url: the real Keystone's, else the stand-in's. */
+  get identityUrl(): string {
+    return this.keystone?.authUrl ?? this.authUrl;
   }
 
   static async start(opts: OpenStackOptions = {}): Promise<OpenStack> {
@@ -115,6 +135,7 @@ export class OpenStack {
     const args = [path.join(ROOT, 'testenv', 'neutron', 'serve.py'), '--port', '0', '--state-dir', dir];
     if (opts.noAtomic) args.push('--no-atomic');
     if (opts.maxRoutes !== undefined) args.push('--max-routes', String(opts.maxRoutes));
+    if (opts.pageSize !== undefined) args.push('--page-size', String(opts.pageSize));
     const proc = startProcess(python, args, log);
     const url = await waitForReady(log, proc, 120_000);
     const ref: { os?: OpenStack } = {};
@@ -129,6 +150,20 @@ export class OpenStack {
       : http.createServer(handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     ref.os = new OpenStack(proc, url, server, dir, opts.tls ? 'https' : 'http');
+    if (opts.keystone) {
+      const port = (server.address() as AddressInfo).port;
+      try {
+        ref.os.keystone = await Keystone.start();
+        ref.os.account = await ref.os.keystone.provision(
+          `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}/network`,
+          CREDENTIALS.password,
+        );
+      } catch (err) {
+        // Neutron and the proxy are running: a failed Keystone must not leave them behind.
+        await ref.os.stop();
+        throw err;
+      }
+    }
     return ref.os;
   }
 
@@ -136,17 +171,28 @@ export class OpenStack {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     await terminate(this.proc, 5_000);
+    await this.keystone?.stop();
     fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** How many tokens were issued (with the real Keystone: how many distinct ones Neutron saw). */
+  get tokensIssued(): number {
+    return this.keystone !== undefined ? this.seenTokens.size : this.issuedCount;
   }
 
   /** The tokens issued so far (secrets: for asserting that none reaches a log). */
   issuedTokens(): string[] {
-    return [...this.tokens.keys()];
+    return this.keystone !== undefined ? [...this.seenTokens] : [...this.tokens.keys()];
   }
 
   /** Every token issued so far is refused from now on (as after a revocation or expiry). */
-  revokeTokens(): void {
+  async revokeTokens(): Promise<void> {
     for (const t of this.tokens.values()) t.revoked = true;
+    for (const t of this.seenTokens) {
+      if (this.revoked.has(t)) continue;
+      this.revoked.add(t);
+      await this.keystone?.revoke(t);
+    }
   }
 
   /** Requests below the network endpoint, optionally by method and path substring. */
@@ -276,8 +322,7 @@ export class OpenStack {
     const token = String(req.headers['x-auth-token'] ?? '');
     const ifMatch = req.headers['if-match'] as string | undefined;
     const entry = { method, path: p, token, ...(ifMatch !== undefined ? { ifMatch } : {}) };
-    const info = this.tokens.get(token);
-    if (info === undefined || info.revoked || Date.now() >= info.expiresAt) {
+    if (!(await this.tokenValid(token))) {
       this.record({ ...entry, status: 401 });
       send(
         401,
@@ -327,6 +372,17 @@ export class OpenStack {
       'Content-Type': upstream.headers.get('content-type') ?? 'application/json',
     });
     res.end(text);
+  }
+
+  /** The stand-in's own tokens, or the real Keystone's answer (keystonemiddleware's check). */
+  private async tokenValid(token: string): Promise<boolean> {
+    if (this.keystone !== undefined) {
+      const valid = await this.keystone.validate(token);
+      if (valid) this.seenTokens.add(token);
+      return valid;
+    }
+    const info = this.tokens.get(token);
+    return info !== undefined && !info.revoked && Date.now() < info.expiresAt;
   }
 
   private issue(body: string): { status: number; body: unknown; headers?: Record<string, string> } {
@@ -381,7 +437,7 @@ export class OpenStack {
     const id = `gAAAA${randomBytes(24).toString('hex')}`;
     const now = Date.now();
     this.tokens.set(id, { expiresAt: now + this.tokenLifetimeMs, revoked: false });
-    this.tokensIssued++;
+    this.issuedCount++;
     const address = this.server.address() as AddressInfo;
     const scheme = this.authUrl.startsWith('https') ? 'https' : 'http';
     const network = `${scheme}://127.0.0.1:${address.port}/network`;

@@ -16,12 +16,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/GoogleCloudPlatform/k8s-cloud-provider/pkg/cloud"
 	"github.com/GoogleCloudPlatform/k8s-cloud-provider/pkg/cloud/meta"
 	computega "google.golang.org/api/compute/v1"
 	"google.golang.org/api/googleapi"
@@ -32,6 +34,7 @@ const selfBase = "https://www.googleapis.com/compute/v1/"
 var (
 	routesPath    = regexp.MustCompile(`^/compute/v1/projects/([^/]+)/global/routes(?:/([^/]+))?$`)
 	instancePath  = regexp.MustCompile(`^/compute/v1/projects/([^/]+)/zones/([^/]+)/instances/([^/]+)$`)
+	zonesPath     = regexp.MustCompile(`^/compute/v1/projects/([^/]+)/zones$`)
 	operationPath = regexp.MustCompile(`^/compute/v1/projects/([^/]+)/global/operations/([^/]+?)(/wait)?$`)
 	instanceRef   = regexp.MustCompile(`(?:^|/)projects/([^/]+)/zones/([^/]+)/instances/([^/]+)$`)
 	shortInstance = regexp.MustCompile(`^zones/([^/]+)/instances/([^/]+)$`)
@@ -212,20 +215,17 @@ func (s *server) withWarnings(r *computega.Route) *computega.Route {
 	return &out
 }
 
-func (s *server) listRoutes(w http.ResponseWriter, r *http.Request, project string) *apiError {
-	q := r.URL.Query()
-	f, err := parseFilter(q.Get("filter"))
-	if err != nil {
-		return &apiError{code: 400, reason: "invalid", message: err.Error()}
-	}
+// page is the [start, end) of a list's items that maxResults, pageToken and
+// the configured page size select.
+func (s *server) page(q url.Values, n int) (int, int, *apiError) {
 	max := 500
 	if v := q.Get("maxResults"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 500 {
-			return &apiError{code: 400, reason: "invalid", message: fmt.Sprintf("Invalid value for field 'maxResults': '%s'. Must be less than or equal to 500", v)}
+		m, err := strconv.Atoi(v)
+		if err != nil || m < 0 || m > 500 {
+			return 0, 0, &apiError{code: 400, reason: "invalid", message: fmt.Sprintf("Invalid value for field 'maxResults': '%s'. Must be less than or equal to 500", v)}
 		}
-		if n > 0 {
-			max = n
+		if m > 0 {
+			max = m
 		}
 	}
 	s.mu.Lock()
@@ -236,21 +236,77 @@ func (s *server) listRoutes(w http.ResponseWriter, r *http.Request, project stri
 	}
 	start := 0
 	if tok := q.Get("pageToken"); tok != "" {
-		n, err := strconv.Atoi(strings.TrimPrefix(tok, "page-"))
+		m, err := strconv.Atoi(strings.TrimPrefix(tok, "page-"))
 		if err != nil || !strings.HasPrefix(tok, "page-") {
-			return &apiError{code: 400, reason: "invalid", message: "Invalid value for field 'pageToken': '" + tok + "'."}
+			return 0, 0, &apiError{code: 400, reason: "invalid", message: "Invalid value for field 'pageToken': '" + tok + "'."}
 		}
-		start = n
+		start = m
+	}
+	start = min(start, n)
+	return start, min(start+max, n), nil
+}
+
+// zoneSeeds are the zones every project of the fake has: two regions, so a
+// test sees a region's zones and not its neighbour's.
+var zoneSeeds = []string{"europe-west1-b", "europe-west1-c", "europe-west1-d", "us-central1-a", "us-central1-b"}
+
+func seedZones(gce *cloud.MockGCE) {
+	mz := gce.Zones().(*cloud.MockZones)
+	for _, z := range zoneSeeds {
+		region := z[:strings.LastIndex(z, "-")]
+		obj := &computega.Zone{
+			Kind: "compute#zone", Name: z, Status: "UP",
+			Region:   selfBase + "projects/fake-project/regions/" + region,
+			SelfLink: selfBase + "projects/fake-project/zones/" + z,
+		}
+		mz.Objects[*meta.GlobalKey(z)] = mz.Obj(obj)
+	}
+}
+
+func (s *server) listZones(w http.ResponseWriter, r *http.Request, project string) *apiError {
+	q := r.URL.Query()
+	f, err := parseFilter(q.Get("filter"))
+	if err != nil {
+		return &apiError{code: 400, reason: "invalid", message: err.Error()}
+	}
+	all, err := s.gce.Zones().List(r.Context(), f)
+	if err != nil {
+		return fromMock(err)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	start, end, perr := s.page(q, len(all))
+	if perr != nil {
+		return perr
+	}
+	body := map[string]any{
+		"kind": "compute#zoneList", "id": "projects/" + project + "/zones",
+		"selfLink": selfBase + "projects/" + project + "/zones",
+	}
+	if end > start {
+		body["items"] = all[start:end]
+	}
+	if end < len(all) {
+		body["nextPageToken"] = fmt.Sprintf("page-%d", end)
+	}
+	writeJSON(w, 200, body)
+	return nil
+}
+
+func (s *server) listRoutes(w http.ResponseWriter, r *http.Request, project string) *apiError {
+	q := r.URL.Query()
+	f, err := parseFilter(q.Get("filter"))
+	if err != nil {
+		return &apiError{code: 400, reason: "invalid", message: err.Error()}
 	}
 	all, err := s.gce.Routes().List(r.Context(), f)
 	if err != nil {
 		return fromMock(err)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
-	if start > len(all) {
-		start = len(all)
+	start, end, perr := s.page(q, len(all))
+	if perr != nil {
+		return perr
 	}
-	end := min(start+max, len(all))
 	items := []*computega.Route{}
 	for _, rt := range all[start:end] {
 		items = append(items, s.withWarnings(rt))

@@ -1,7 +1,7 @@
 // gce-fake serves Google's own Compute Engine mock (MockGCE from
 // github.com/GoogleCloudPlatform/k8s-cloud-provider, pkg/cloud) over HTTP on
-// loopback as the Compute Engine v1 REST API for routes, instances and global
-// operations, with paging, filters, operations that take several polls, error
+// loopback as the Compute Engine v1 REST API for routes, instances, zones and
+// global operations, with paging, filters, operations that take several polls, error
 // bodies as Google documents them, faults on demand, and the token endpoints a
 // client meets (the metadata server, OAuth2 for service-account keys, and the
 // `token-url` of gce.conf). The cloud-route-controller's gce plug-in is tested
@@ -11,8 +11,8 @@
 //
 // Control endpoints (no auth): POST /_fake/reset, GET /_fake/state,
 // GET /_fake/requests, POST /_fake/faults, GET /_fake/faults, POST /_fake/config,
-// POST /_fake/instances. projects.get reports the ROUTES quota, which inserts respect
-// (quota.go; POST /_fake/config {"routesQuota": N} lowers it).
+// POST /_fake/instances, POST /_fake/service-accounts. projects.get reports the ROUTES quota, which
+// inserts respect (quota.go; POST /_fake/config {"routesQuota": N} lowers it).
 package main
 
 import (

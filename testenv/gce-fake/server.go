@@ -1,20 +1,18 @@
 package main
 
 // Routing, the request log, bearer tokens, faults, and the fake's other faces:
-// the token endpoints a Google client meets and the control endpoints tests
-// use (testenv/README.md lists them).
+// the metadata server and the control endpoints tests use (testenv/README.md
+// lists them); the token endpoints are in auth.go.
 
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
+	"crypto/rsa"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/GoogleCloudPlatform/k8s-cloud-provider/pkg/cloud"
 	"github.com/GoogleCloudPlatform/k8s-cloud-provider/pkg/cloud/meta"
@@ -32,6 +30,8 @@ type logEntry struct {
 	Token     string `json:"token,omitempty"`
 	// The service account a key-file assertion (oauth2.token) claimed to be.
 	Issuer string `json:"issuer,omitempty"`
+	// Why the token endpoint refused an assertion.
+	Refused string `json:"refused,omitempty"`
 }
 
 // fault is the next answer for matching requests, `times` times: an error
@@ -63,6 +63,10 @@ type server struct {
 	endpoint  string
 	// routesQuota is the project's ROUTES quota (quota.go); 0 means the default.
 	routesQuota int
+	// Service accounts' public keys by email; tokens issued; whether Compute calls need one of them.
+	accounts      map[string]*rsa.PublicKey
+	issued        map[string]bool
+	requireIssued bool
 }
 
 func newServer(endpoint string) *server {
@@ -78,6 +82,8 @@ func (s *server) reset() {
 	s.log, s.faults, s.ops = nil, nil, map[string]*opEntry{}
 	s.opPolls, s.waitSteps, s.pageSize = 2, 0, 0
 	s.routesQuota = 0
+	s.accounts, s.issued, s.requireIssued = map[string]*rsa.PublicKey{}, map[string]bool{}, false
+	seedZones(s.gce)
 }
 
 func (s *server) record(e logEntry) {
@@ -159,6 +165,9 @@ func (s *server) compute(w http.ResponseWriter, r *http.Request) {
 	} else if m := instancePath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == "GET" {
 		project, name = m[1], m[3]
 		api, run = "instances.get", func(*fault) *apiError { return s.getInstance(rec, r, project, m[2], name) }
+	} else if m := zonesPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == "GET" {
+		project = m[1]
+		api, run = "zones.list", func(*fault) *apiError { return s.listZones(rec, r, project) }
 	} else if m := operationPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == "GET" && m[3] == "" {
 		project, name = m[1], m[2]
 		api, run = "globalOperations.get", func(*fault) *apiError { return s.getOperation(rec, r, project, name, false) }
@@ -175,6 +184,10 @@ func (s *server) compute(w http.ResponseWriter, r *http.Request) {
 	entry.Token = token
 	if !ok || token == "" {
 		writeAPIError(rec, &apiError{code: 401, reason: "required", message: "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential."})
+		return
+	}
+	if !s.bearerAccepted(token) {
+		writeAPIError(rec, &apiError{code: 401, reason: "authError", message: "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."})
 		return
 	}
 	f := s.takeFault(r.Method, api, name)
@@ -207,11 +220,7 @@ func (s *server) metadata(w http.ResponseWriter, r *http.Request) {
 	switch strings.TrimSuffix(r.URL.Path, "/") {
 	case "/computeMetadata/v1/instance/service-accounts/default/token":
 		entry.API = "metadata.token"
-		s.mu.Lock()
-		s.tokens++
-		n := s.tokens
-		s.mu.Unlock()
-		writeJSON(rec, 200, map[string]any{"access_token": fmt.Sprintf("metadata-token-%d", n), "expires_in": 3599, "token_type": "Bearer"})
+		writeJSON(rec, 200, map[string]any{"access_token": s.issue("metadata-token"), "expires_in": 3599, "token_type": "Bearer"})
 	case "/computeMetadata/v1/project/project-id":
 		_, _ = io.WriteString(rec, "fake-project")
 	case "/computeMetadata/v1/instance", "/computeMetadata/v1":
@@ -221,36 +230,6 @@ func (s *server) metadata(w http.ResponseWriter, r *http.Request) {
 	default:
 		rec.WriteHeader(404)
 	}
-}
-
-// token answers OAuth2's token endpoint for a service-account key's signed
-// assertion (/token, the key file's token_uri) and gce.conf's token-url
-// (/alt-token, upstream's AltTokenSource: {accessToken, expireTime}).
-func (s *server) token(w http.ResponseWriter, r *http.Request) {
-	rec := &statusRecorder{ResponseWriter: w}
-	entry := logEntry{Method: r.Method, Path: r.URL.Path, API: "oauth2.token"}
-	defer func() { entry.Status = rec.status; s.record(entry) }()
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	s.mu.Lock()
-	s.tokens++
-	n := s.tokens
-	s.mu.Unlock()
-	if r.URL.Path == "/alt-token" {
-		entry.API = "alt.token"
-		if f := s.takeFault(r.Method, entry.API, ""); f != nil {
-			writeAPIError(rec, &apiError{code: max(f.Status, 400), reason: f.Reason, message: f.Message})
-			return
-		}
-		writeJSON(rec, 200, map[string]string{"accessToken": fmt.Sprintf("alt-token-%d", n), "expireTime": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
-		return
-	}
-	form, err := parseForm(body)
-	if err != nil || form["grant_type"] != "urn:ietf:params:oauth:grant-type:jwt-bearer" || form["assertion"] == "" {
-		writeJSON(rec, 400, map[string]string{"error": "invalid_grant", "error_description": "Invalid JWT assertion or grant type."})
-		return
-	}
-	entry.Issuer = jwtIssuer(form["assertion"])
-	writeJSON(rec, 200, map[string]any{"access_token": fmt.Sprintf("sa-token-%d", n), "expires_in": 3599, "token_type": "Bearer"})
 }
 
 func parseForm(body []byte) (map[string]string, error) {
@@ -267,23 +246,6 @@ func parseForm(body []byte) (map[string]string, error) {
 		out[k] = v[0]
 	}
 	return out, nil
-}
-
-// jwtIssuer reads the assertion's `iss` (the service account); the signature is not checked.
-func jwtIssuer(jwt string) string {
-	parts := strings.Split(jwt, ".")
-	if len(parts) != 3 {
-		return ""
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return ""
-	}
-	var claims struct {
-		Iss string `json:"iss"`
-	}
-	_ = json.Unmarshal(raw, &claims)
-	return claims.Iss
 }
 
 type instanceSeed struct {
@@ -341,6 +303,8 @@ func (s *server) control(w http.ResponseWriter, r *http.Request) {
 			WaitSteps   *int `json:"waitSteps"`
 			PageSize    *int `json:"pageSize"`
 			RoutesQuota *int `json:"routesQuota"`
+			// Compute calls must carry a token the fake issued (401 otherwise).
+			RequireIssuedTokens *bool `json:"requireIssuedTokens"`
 		}
 		if err := json.Unmarshal(body, &c); err != nil || (c.OpPolls != nil && *c.OpPolls < 0) || (c.PageSize != nil && *c.PageSize < 0) || (c.WaitSteps != nil && *c.WaitSteps < 0) || (c.RoutesQuota != nil && *c.RoutesQuota < 0) {
 			writeJSON(w, 400, map[string]string{"error": "want {\"opPolls\": N >= 0, \"waitSteps\": N >= 0, \"pageSize\": N >= 0, \"routesQuota\": N >= 0}"})
@@ -358,6 +322,9 @@ func (s *server) control(w http.ResponseWriter, r *http.Request) {
 		}
 		if c.WaitSteps != nil {
 			s.waitSteps = *c.WaitSteps
+		}
+		if c.RequireIssuedTokens != nil {
+			s.requireIssued = *c.RequireIssuedTokens
 		}
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
@@ -379,6 +346,12 @@ func (s *server) control(w http.ResponseWriter, r *http.Request) {
 			}
 			// MockGCE stamps its own project into selfLink; the API reports the instance's.
 			obj.SelfLink = selfBase + "projects/" + in.Project + "/zones/" + in.Zone + "/instances/" + in.Name
+		}
+		w.WriteHeader(http.StatusNoContent)
+	case "POST /_fake/service-accounts":
+		if err := s.addServiceAccounts(body); err != nil {
+			writeJSON(w, 400, map[string]string{"error": err.Error()})
+			return
 		}
 		w.WriteHeader(http.StatusNoContent)
 	case "DELETE /_fake/instances":

@@ -15,7 +15,10 @@ What is not production-like, and why:
   * `--no-atomic` removes `extraroute-atomic` from the L3 plugin's extensions, which is what a
     cloud older than Ussuri (2020) serves: only the read-modify-write of the whole route list.
 
-Usage: serve.py --port 0 --state-dir DIR [--no-atomic] [--max-routes N]
+  * `--page-size N` sets `pagination_max_limit`: every list answers at most N items and a
+    `<collection>_links` `next` link, as a cloud that limits its pages does.
+
+Usage: serve.py --port 0 --state-dir DIR [--no-atomic] [--max-routes N] [--page-size N]
 Prints `NEUTRON_READY http://127.0.0.1:<port>` once it serves.
 """
 
@@ -26,7 +29,7 @@ import sys
 import textwrap
 
 
-def write_config(state_dir, max_routes):
+def write_config(state_dir, max_routes, page_size):
     path = os.path.join(state_dir, "neutron.conf")
     db = os.path.join(state_dir, "neutron.sqlite")
     with open(path, "w") as f:
@@ -44,6 +47,7 @@ def write_config(state_dir, max_routes):
                 debug = false
                 use_stderr = true
                 state_path = {state_dir}
+                pagination_max_limit = {page_size}
 
                 [database]
                 connection = sqlite:///{db}
@@ -79,9 +83,11 @@ def main():
     parser.add_argument("--no-atomic", action="store_true")
     # Extra routes per project (Neutron 2026.2 replaced max_routes with this quota).
     parser.add_argument("--max-routes", type=int, default=30)
+    # Neutron's default, -1, serves whole lists.
+    parser.add_argument("--page-size", type=int, default=-1)
     args = parser.parse_args()
 
-    conf_file, db = write_config(args.state_dir, args.max_routes)
+    conf_file, db = write_config(args.state_dir, args.max_routes, args.page_size)
 
     from neutron.common import config
 

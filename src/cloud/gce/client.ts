@@ -67,6 +67,8 @@ export interface ComputeApi {
   insertRoute(project: string, route: GceRoute, signal: AbortSignal): Promise<GceOperation>;
   deleteRoute(project: string, name: string, signal: AbortSignal): Promise<GceOperation>;
   getInstance(project: string, zone: string, name: string, signal: AbortSignal): Promise<GceInstance>;
+  /** The names of a region's zones (zones.list, all pages). */
+  listZones(project: string, region: string, signal: AbortSignal): Promise<string[]>;
   /** Resolves once the operation is DONE (its error, if any, is the caller's to read). */
   waitOperation(project: string, op: GceOperation, signal: AbortSignal): Promise<GceOperation>;
   /** projects.get, for the ROUTES quota (R118); optional so test doubles may leave it out. */
@@ -117,21 +119,36 @@ export class ComputeClient implements ComputeApi {
     }
   }
 
-  async listRoutes(project: string, filter: string, signal: AbortSignal): Promise<GceRoute[]> {
-    const out: GceRoute[] = [];
+  /** Every page of a list call, following nextPageToken. */
+  private async listAll<T>(path: string, filter: string, signal: AbortSignal): Promise<T[]> {
+    const out: T[] = [];
     let pageToken: string | undefined;
     do {
       const q = new URLSearchParams({ filter, maxResults: String(MAX_RESULTS) });
       if (pageToken !== undefined) q.set('pageToken', pageToken);
-      const page = await this.call<{ items?: GceRoute[]; nextPageToken?: string }>(
+      const page = await this.call<{ items?: T[]; nextPageToken?: string }>(
         'GET',
-        `projects/${enc(project)}/global/routes?${q.toString()}`,
+        `${path}?${q.toString()}`,
         signal,
       );
       out.push(...(page.items ?? []));
       pageToken = page.nextPageToken === '' ? undefined : page.nextPageToken;
     } while (pageToken !== undefined);
     return out;
+  }
+
+  listRoutes(project: string, filter: string, signal: AbortSignal): Promise<GceRoute[]> {
+    return this.listAll<GceRoute>(`projects/${enc(project)}/global/routes`, filter, signal);
+  }
+
+  /** Upstream's ListZonesInRegion: a regular expression on the zone's region URL. */
+  async listZones(project: string, region: string, signal: AbortSignal): Promise<string[]> {
+    const zones = await this.listAll<{ name?: unknown }>(
+      `projects/${enc(project)}/zones`,
+      `region eq .*/regions/${region}`,
+      signal,
+    );
+    return zones.map((z) => z.name).filter((n): n is string => typeof n === 'string');
   }
 
   getRoute(project: string, name: string, signal: AbortSignal): Promise<GceRoute> {

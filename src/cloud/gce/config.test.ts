@@ -30,6 +30,8 @@ describe('gce.conf', () => {
       networkURL: `${DEFAULT_API_ENDPOINT}projects/host-project-9/global/networks/k8s-net`,
       apiEndpoint: DEFAULT_API_ENDPOINT,
       localZone: undefined,
+      multizone: true,
+      region: undefined,
       tokenURL: undefined,
       tokenBody: undefined,
     });
@@ -104,5 +106,25 @@ describe('gce.conf', () => {
     );
     fails('[global]\nproject-id = "my-project\n', /not valid gcfg \(gce.conf syntax\): line 2: /);
     fails('[global]\n= x\n', /not valid gcfg \(gce.conf syntax\): line 2: invalid variable name/);
+  });
+
+  test("multizone and regional: every zone of local-zone's region; gcfg booleans; a bad one is an error naming it", () => {
+    const base = '[global]\nproject-id = my-project\nnetwork-name = k8s\n';
+    const zoned = parseGceCloudConfig(`${base}local-zone = europe-west1-b\n`);
+    assert.deepEqual([zoned.multizone, zoned.region], [false, 'europe-west1']);
+    assert.match(describeGceConfig(zoned), /nodes by name in europe-west1-b,/);
+    for (const line of [
+      'multizone = true',
+      'Multizone = YES',
+      'regional',
+      'regional = 1',
+      'multizone = off\nregional = on',
+    ]) {
+      const c = parseGceCloudConfig(`${base}local-zone = us-central1-f\n${line}\n`);
+      assert.deepEqual([c.multizone, c.region], [true, 'us-central1'], line);
+      assert.match(describeGceConfig(c), /nodes by name in region us-central1,/);
+    }
+    assert.equal(parseGceCloudConfig(`${base}multizone = false\n`).multizone, false);
+    fails(`${base}multizone = maybe\n`, /"multizone" must be true or false, got "maybe"/);
   });
 });

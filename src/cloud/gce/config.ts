@@ -23,8 +23,15 @@ export interface GceCloudConfig {
   readonly networkURL: string;
   /** Compute Engine v1 base URL ending in `/` (`api-endpoint`). */
   readonly apiEndpoint: string;
-  /** Where a node without a gce:// providerID is looked up by name (`local-zone`). */
+  /** The zone the controller runs in (`local-zone`); alone, where a node without a gce:// providerID is looked up. */
   readonly localZone: string | undefined;
+  /**
+   * `multizone` or `regional` (upstream's multizone mode): a node without a
+   * gce:// providerID is looked up in every zone of local-zone's region.
+   */
+  readonly multizone: boolean;
+  /** local-zone's region (`europe-west1` of `europe-west1-b`). */
+  readonly region: string | undefined;
   /** gce.conf's `token-url` (upstream's AltTokenSource); undefined = Application Default Credentials. */
   readonly tokenURL: string | undefined;
   readonly tokenBody: string | undefined;
@@ -72,6 +79,15 @@ function single(values: Values, key: string): string | undefined {
 function matching(key: string, value: string, re: RegExp, expected: string): string {
   if (!re.test(value)) fail(`"${key}" is not valid: ${JSON.stringify(value)} (expected ${expected})`);
   return value;
+}
+
+/** gcfg's booleans: true/yes/on/1 and false/no/off/0, any case; a bare name is true. */
+function bool(values: Values, key: string): boolean {
+  const v = single(values, key)?.trim().toLowerCase();
+  if (v === undefined) return false;
+  if (v === 'true' || v === 'yes' || v === 'on' || v === '1') return true;
+  if (v === 'false' || v === 'no' || v === 'off' || v === '0') return false;
+  return fail(`"${key}" must be true or false, got ${JSON.stringify(v)}`);
 }
 
 function isLoopback(host: string): boolean {
@@ -136,6 +152,9 @@ export function parseGceCloudConfig(
   }
   const localZone = single(values, 'local-zone') ?? metadata.zone;
   if (localZone !== undefined) matching('local-zone', localZone, ZONE, 'a zone such as europe-west1-b');
+  // Upstream: regional clusters manage every zone of the region, as multizone ones do.
+  const multizone = bool(values, 'multizone') || bool(values, 'regional');
+
   let tokenURL = single(values, 'token-url');
   // Upstream: "nil" means the default credentials instead of the token URL.
   if (tokenURL === 'nil') tokenURL = undefined;
@@ -147,6 +166,8 @@ export function parseGceCloudConfig(
     networkURL: `${apiEndpoint}projects/${networkProjectID}/global/networks/${networkName}`,
     apiEndpoint,
     localZone,
+    multizone,
+    region: localZone?.slice(0, localZone.lastIndexOf('-')),
     tokenURL,
     tokenBody: single(values, 'token-body'),
   };
@@ -155,5 +176,11 @@ export function parseGceCloudConfig(
 /** One line for the start-up log: what the plug-in will act on, never a token. */
 export function describeGceConfig(c: GceCloudConfig): string {
   const creds = c.tokenURL !== undefined ? `token-url ${c.tokenURL}` : 'application default credentials';
-  return `gce: network ${c.networkName} in project ${c.networkProjectID}, instances in ${c.projectID}, ${creds}, API ${c.apiEndpoint}`;
+  const zones =
+    c.multizone && c.region
+      ? `, nodes by name in region ${c.region}`
+      : c.localZone
+        ? `, nodes by name in ${c.localZone}`
+        : '';
+  return `gce: network ${c.networkName} in project ${c.networkProjectID}, instances in ${c.projectID}${zones}, ${creds}, API ${c.apiEndpoint}`;
 }

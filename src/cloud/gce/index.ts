@@ -1,12 +1,14 @@
 // The `gce` cloud plug-in: cluster routes as Compute Engine VPC routes to
 // instances, read from cloud-provider-gcp's gce.conf (docs/providers/gce.md).
 import type { CloudProvider, CloudProviderFactory, NodeLister } from '../../core/types.ts';
+import { httpFetch } from '../../platform/http-fetch.ts';
 import type { FetchLike } from '../../platform/http-fetch.ts';
-import { altTokenSource, applicationDefaultCredentials } from './auth.ts';
+import { altTokenSource, applicationDefaultCredentials, COMPUTE_SCOPE } from './auth.ts';
 import { ComputeClient } from './client.ts';
 import type { TokenSource } from './client.ts';
 import { parseGceCloudConfig } from './config.ts';
 import { gceMetadataFor, type GceMetadataValues } from './metadata.ts';
+import { keyFromEnvironment, serviceAccountKeyTokenSource } from './keyfile.ts';
 import { GceRoutes } from './routes.ts';
 
 export { GceRoutes, toRoute } from './routes.ts';
@@ -33,6 +35,14 @@ export type { GceMetadataValues } from './metadata.ts';
 export { altTokenSource, applicationDefaultCredentials, COMPUTE_SCOPE } from './auth.ts';
 export { GceApiError, toRouteError } from './errors.ts';
 export {
+  GOOGLE_TOKEN_URI,
+  keyFromEnvironment,
+  parseServiceAccountKey,
+  serviceAccountKeyTokenSource,
+  signAssertion,
+} from './keyfile.ts';
+export type { ServiceAccountKey } from './keyfile.ts';
+export {
   K8S_NODE_ROUTE,
   parseInstanceURL,
   parseProviderID,
@@ -58,6 +68,19 @@ export interface BuildGceProviderOptions {
   readonly fetch?: FetchLike;
   /** Values from the metadata server for keys gce.conf lacks (R122). */
   readonly metadata?: GceMetadataValues;
+  /** Where GOOGLE_APPLICATION_CREDENTIALS is read (default process.env). */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The default credentials: a service-account key file in
+ * GOOGLE_APPLICATION_CREDENTIALS signed here and sent to its token_uri
+ * (keyfile.ts), else Application Default Credentials.
+ */
+function defaultCredentials(fetchImpl: FetchLike | undefined, env: NodeJS.ProcessEnv): TokenSource {
+  const key = keyFromEnvironment(env);
+  if (key === undefined) return applicationDefaultCredentials();
+  return serviceAccountKeyTokenSource(key, [COMPUTE_SCOPE], fetchImpl ?? httpFetch());
 }
 
 /** The factory with injectable credentials and transport. */
@@ -68,11 +91,14 @@ export function buildGceProvider(
 ): CloudProvider {
   const config = parseGceCloudConfig(configText, opts.metadata);
   const fetchImpl = opts.fetch;
-  const token =
-    opts.token ??
-    (config.tokenURL !== undefined
-      ? altTokenSource(config.tokenURL, config.tokenBody, applicationDefaultCredentials(), fetchImpl)
-      : applicationDefaultCredentials());
+  let token = opts.token;
+  if (token === undefined) {
+    const credentials = defaultCredentials(fetchImpl, opts.env ?? process.env);
+    token =
+      config.tokenURL !== undefined
+        ? altTokenSource(config.tokenURL, config.tokenBody, credentials, fetchImpl)
+        : credentials;
+  }
   const client = new ComputeClient({ apiEndpoint: config.apiEndpoint, token, fetch: fetchImpl });
   const routes = new GceRoutes(client, config, nodes);
   return {

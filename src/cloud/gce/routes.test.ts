@@ -39,9 +39,22 @@ class Api implements ComputeApi {
     if (!this.routes.delete(name)) throw new GceApiError('not found', 404, 'notFound');
     return { name: 'op', status: 'PENDING' };
   }
+  /** `zone/name` of the instances that exist; undefined: every instance asked for exists. */
+  instances: Set<string> | undefined;
+  zones: string[] = [];
   async getInstance(project: string, zone: string, name: string): Promise<GceInstance> {
     this.calls.push(`instance ${project} ${zone} ${name}`);
+    if (this.instances !== undefined && !this.instances.has(`${zone}/${name}`))
+      throw new GceApiError(
+        `The resource 'projects/${project}/zones/${zone}/instances/${name}' was not found`,
+        404,
+        'notFound',
+      );
     return { name, selfLink: hop(name, zone) };
+  }
+  async listZones(project: string, region: string): Promise<string[]> {
+    this.calls.push(`zones ${project} ${region}`);
+    return [...this.zones];
   }
   async waitOperation(_p: string, op: GceOperation): Promise<GceOperation> {
     return {
@@ -164,5 +177,56 @@ describe('GceRoutes', () => {
       routes.createRoute('kubernetes', 'uid-a', want('a', 'not-a-cidr'), opts()),
       (e: Error) => errorKind(e) === 'permanent',
     );
+  });
+
+  test('multizone: a node without providerID is searched in every zone of the region, the zones listed again when it is in none', async () => {
+    const api = new Api();
+    api.zones = ['r1-b', 'r1-c'];
+    api.instances = new Set(['r1-c/b', 'r1-d/c']);
+    const nodes = [node('b'), node('c.example.internal'), node('gone')];
+    const byName: NodeLister = { get: (n) => nodes.find((x) => x.metadata?.name === n), list: () => nodes };
+    const routes = new GceRoutes(
+      api,
+      { ...CONFIG, localZone: 'r1-b', multizone: true, region: 'r1' },
+      byName,
+    );
+    await routes.createRoute('kubernetes', 'uid-b', want('b', '10.244.2.0/24'), opts());
+    assert.deepEqual(api.calls, [
+      'zones vm-proj r1',
+      'instance vm-proj r1-b b',
+      'instance vm-proj r1-c b',
+      'insert net-proj kubernetes-uid-b projects/vm-proj/zones/r1-c/instances/b',
+    ]);
+    // A zone added to the region since the list: not found in the known ones, listed again, found there.
+    api.calls = [];
+    api.zones = ['r1-b', 'r1-c', 'r1-d'];
+    await routes.createRoute('kubernetes', 'uid-c', want('c.example.internal', '10.244.3.0/24'), opts());
+    assert.deepEqual(api.calls, [
+      'instance vm-proj r1-b c',
+      'instance vm-proj r1-c c',
+      'zones vm-proj r1',
+      'instance vm-proj r1-d c',
+      'insert net-proj kubernetes-uid-c projects/vm-proj/zones/r1-d/instances/c',
+    ]);
+    // In no zone at all: permanent, naming the zones searched, and nothing inserted.
+    api.calls = [];
+    await assert.rejects(
+      routes.createRoute('kubernetes', 'uid-gone', want('gone', '10.244.4.0/24'), opts()),
+      (e: Error) =>
+        errorKind(e) === 'permanent' &&
+        /no instance gone is in any zone of region r1 \(r1-b, r1-c, r1-d\)/.test(e.message),
+    );
+    assert.ok(!api.calls.some((c) => c.startsWith('insert')), api.calls.join('\n'));
+  });
+
+  test('single zone: a node without providerID is looked up in local-zone only; an instance elsewhere is not found', async () => {
+    const api = new Api();
+    api.instances = new Set(['r1-c/b']);
+    const routes = new GceRoutes(api, { ...CONFIG, localZone: 'r1-b' }, lister);
+    await assert.rejects(
+      routes.createRoute('kubernetes', 'uid-b', want('b', '10.244.2.0/24'), opts()),
+      (e: Error) => errorKind(e) === 'permanent' && /no instance b in zone r1-b/.test(e.message),
+    );
+    assert.deepEqual(api.calls, ['instance vm-proj r1-b b']);
   });
 });

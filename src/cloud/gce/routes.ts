@@ -14,6 +14,7 @@ import {
   escapeRegExp,
   instancePath,
   K8S_NODE_ROUTE,
+  canonicalInstanceName,
   nodesByInstance,
   parseInstanceURL,
   parseProviderID,
@@ -35,6 +36,9 @@ export interface GceRoutesConfig {
   readonly networkURL: string;
   /** For nodes without a gce:// providerID (`local-zone`). */
   readonly localZone: string | undefined;
+  /** Look such nodes up in every zone of `region` instead (upstream's multizone mode). */
+  readonly multizone?: boolean;
+  readonly region?: string | undefined;
 }
 
 // The route's instance is gone: it delivers nothing until re-created.
@@ -45,6 +49,8 @@ export class GceRoutes implements Routes {
   private readonly config: GceRoutesConfig;
   private readonly nodes: NodeLister;
   private readonly quota: ProjectRoutesQuota;
+  /** The region's zones as last listed (multizone); listed again when a node is in none of them. */
+  private zones: readonly string[] | undefined;
 
   constructor(api: ComputeApi, config: GceRoutesConfig, nodes: NodeLister, now?: () => number) {
     this.api = api;
@@ -176,23 +182,76 @@ export class GceRoutes implements Routes {
     }
   }
 
-  /** The next hop for a node: its providerID's instance, else its name in local-zone. */
+  /**
+   * The next hop for a node: its providerID's instance, else the instance
+   * named like it (up to the first dot, as upstream) in the managed zones:
+   * local-zone, or with multizone every zone of its region.
+   */
   private async instanceOf(nodeName: string, opts: CallOptions): Promise<InstanceRef> {
     const node = this.nodes.get(nodeName);
     const fromID = parseProviderID(node?.spec?.providerID);
     if (fromID !== undefined) return fromID;
-    const zone = this.config.localZone;
-    if (zone === undefined) {
+    const name = canonicalInstanceName(nodeName);
+    const { multizone, region, localZone } = this.config;
+    if (multizone === true && region !== undefined) return this.searchRegion(nodeName, name, region, opts);
+    if (localZone === undefined) {
       throw new PermanentError(
-        `node ${nodeName} has no gce:// providerID, and gce.conf sets no local-zone to find its instance by name`,
+        `node ${nodeName} has no gce:// providerID, and gce.conf sets no local-zone to find its instance by name` +
+          (multizone === true ? " (multizone searches the zones of local-zone's region)" : ''),
       );
     }
+    const found = await this.findIn([localZone], nodeName, name, opts);
+    if (found !== undefined) return found;
+    throw new PermanentError(`node ${nodeName}: no instance ${name} in zone ${localZone}`);
+  }
+
+  /** Upstream's getInstanceByName in multizone mode, with its zone refresh when a node is in none. */
+  private async searchRegion(
+    nodeName: string,
+    name: string,
+    region: string,
+    opts: CallOptions,
+  ): Promise<InstanceRef> {
+    const known = this.zones;
+    const zones = known ?? (await this.listZones(region, opts));
+    const found = await this.findIn(zones, nodeName, name, opts);
+    if (found !== undefined) return found;
+    // Zones listed before may be stale (a zone added to the region since): list again, search the new ones.
+    const fresh = known === undefined ? zones : await this.listZones(region, opts);
+    const added = fresh.filter((z) => !zones.includes(z));
+    const late = await this.findIn(added, nodeName, name, opts);
+    if (late !== undefined) return late;
+    throw new PermanentError(
+      `node ${nodeName} has no gce:// providerID and no instance ${name} is in any zone of region ${region} (${fresh.join(', ') || 'none listed'})`,
+    );
+  }
+
+  private async listZones(region: string, opts: CallOptions): Promise<readonly string[]> {
     try {
-      const found = await this.api.getInstance(this.config.projectID, zone, nodeName, opts.signal);
-      return parseInstanceURL(found.selfLink) ?? { project: this.config.projectID, zone, name: nodeName };
+      this.zones = await this.api.listZones(this.config.projectID, region, opts.signal);
+      return this.zones;
     } catch (err) {
-      throw toRouteError(err, `find instance ${nodeName} of node ${nodeName} in zone ${zone}`, opts.signal);
+      throw toRouteError(err, `list the zones of region ${region}`, opts.signal);
     }
+  }
+
+  /** The instance in the first of `zones` that has it; a 404 means not in that zone, any other error stops. */
+  private async findIn(
+    zones: readonly string[],
+    nodeName: string,
+    name: string,
+    opts: CallOptions,
+  ): Promise<InstanceRef | undefined> {
+    for (const zone of zones) {
+      try {
+        const found = await this.api.getInstance(this.config.projectID, zone, name, opts.signal);
+        return parseInstanceURL(found.selfLink) ?? { project: this.config.projectID, zone, name };
+      } catch (err) {
+        if (err instanceof GceApiError && err.status === 404) continue;
+        throw toRouteError(err, `find instance ${name} of node ${nodeName} in zone ${zone}`, opts.signal);
+      }
+    }
+    return undefined;
   }
 
   /** After a 409: success iff the route of that name is this one (R2), else a conflict. */

@@ -52,6 +52,12 @@ export function routeName(clusterName: string, nameHint: string, destinationCIDR
   return name;
 }
 
+/** Upstream's canonicalizeInstanceName: a node named like a host name is its instance up to the first dot. */
+export function canonicalInstanceName(nodeName: string): string {
+  const dot = nodeName.indexOf('.');
+  return dot === -1 ? nodeName : nodeName.slice(0, dot);
+}
+
 export function parseProviderID(providerID: string | undefined): InstanceRef | undefined {
   const m = PROVIDER_ID.exec(providerID ?? '');
   return m ? { project: m[1]!, zone: m[2]!, name: m[3]! } : undefined;

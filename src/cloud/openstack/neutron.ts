@@ -1,7 +1,8 @@
 // The Neutron v2.0 calls the routes need, hand-written like keystone.ts (no maintained
 // OpenStack SDK for Node.js): routers (their `routes` and `revision_number`), the
 // `extraroute-atomic` add/remove calls, ports (fixed IPs, port security, allowed address
-// pairs) and the extension list. Every request carries the Keystone token; a 401 renews it
+// pairs) and the extension list. Port lists follow Neutron's `next` links to the
+// last page (list()). Every request carries the Keystone token; a 401 renews it
 // once and repeats the request, which Neutron refused without acting on it. No other retry
 // and no sleep here (R6): failures go to the controller as typed errors (errors.ts).
 import { PermanentError, throwIfAborted } from '../../core/errors.ts';
@@ -83,6 +84,15 @@ function asPort(p: Record<string, unknown>): Port {
   };
 }
 
+/** The `href` of a `<collection>_links` entry with `rel: next`, if any. */
+export function nextLink(links: unknown): string | undefined {
+  if (!Array.isArray(links)) return undefined;
+  for (const l of links as { rel?: unknown; href?: unknown }[]) {
+    if (l?.rel === 'next' && typeof l.href === 'string' && l.href !== '') return l.href;
+  }
+  return undefined;
+}
+
 /** What the routes use of Neutron (the port of routes.ts and pairs.ts; NeutronClient is the adapter). */
 export type NeutronApi = Pick<
   NeutronClient,
@@ -162,17 +172,13 @@ export class NeutronClient {
 
   /** The networks the router has interfaces on (where nodes' ports are looked up). */
   async routerNetworkIds(routerId: string, signal: AbortSignal): Promise<string[]> {
-    const body = (await this.request({
-      method: 'GET',
-      path: `/ports?device_id=${encodeURIComponent(routerId)}&fields=network_id`,
-      what: `list the ports of router ${routerId}`,
+    const ports = await this.list<{ network_id?: unknown }>(
+      `/ports?device_id=${encodeURIComponent(routerId)}&fields=network_id`,
+      'ports',
+      `list the ports of router ${routerId}`,
       signal,
-    })) as { ports?: { network_id?: unknown }[] };
-    return [
-      ...new Set(
-        (body.ports ?? []).map((p) => p.network_id).filter((n): n is string => typeof n === 'string'),
-      ),
-    ];
+    );
+    return [...new Set(ports.map((p) => p.network_id).filter((n): n is string => typeof n === 'string'))];
   }
 
   /** Ports with `ip` as a fixed IP on one of `networkIds`. */
@@ -181,13 +187,13 @@ export class NeutronClient {
       `fixed_ips=${encodeURIComponent(`ip_address=${ip}`)}`,
       ...networkIds.map((n) => `network_id=${encodeURIComponent(n)}`),
     ];
-    const body = (await this.request({
-      method: 'GET',
-      path: `/ports?${query.join('&')}`,
-      what: `find the port of ${ip}`,
+    const ports = await this.list<Record<string, unknown>>(
+      `/ports?${query.join('&')}`,
+      'ports',
+      `find the port of ${ip}`,
       signal,
-    })) as { ports?: Record<string, unknown>[] };
-    return (body.ports ?? []).map(asPort);
+    );
+    return ports.map(asPort);
   }
 
   /** Replaces a port's allowed address pairs, only if the port still has `revision` (412 else). */
@@ -200,6 +206,40 @@ export class NeutronClient {
       ...(port.revision !== undefined ? { ifMatchRevision: port.revision } : {}),
       signal,
     });
+  }
+
+  /**
+   * Every page of a collection: Neutron pages lists when the cloud sets
+   * `pagination_max_limit` (or the client a `limit`), answering the first page
+   * with a `<collection>_links` entry `rel: next`. Its query (filters, limit,
+   * marker) is applied to this request's path below the catalog's endpoint,
+   * not followed as an absolute URL: Neutron builds the link from the host it
+   * was called as, which behind a proxy is not always the catalog's.
+   */
+  private async list<T>(path: string, collection: string, what: string, signal: AbortSignal): Promise<T[]> {
+    const base = path.split('?')[0]!;
+    const out: T[] = [];
+    const seen = new Set<string>();
+    let next: string | undefined = path;
+    for (let page = 1; next !== undefined; page++) {
+      const body = (await this.request({
+        method: 'GET',
+        path: next,
+        what: page === 1 ? what : `${what} (page ${page})`,
+        signal,
+      })) as Record<string, unknown>;
+      const items = body[collection];
+      if (Array.isArray(items)) out.push(...(items as T[]));
+      const href = nextLink(body[`${collection}_links`]);
+      next = href === undefined ? undefined : `${base}${new URL(href, 'http://neutron.invalid').search}`;
+      if (next !== undefined && seen.has(next)) {
+        throw new PermanentError(
+          `${what}: Neutron's next link repeats a page (${next}); the list would not end`,
+        );
+      }
+      if (next !== undefined) seen.add(next);
+    }
+    return out;
   }
 
   private async extraRoutes(
