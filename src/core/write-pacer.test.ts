@@ -8,8 +8,10 @@ import { VirtualClock } from './clock.ts';
 import {
   AdaptiveWritePacer,
   budgetForLimit,
+  LEARNING_QUIET_MS,
   PACER_DECREASE,
   PACER_FLOOR_DIVISOR,
+  PACER_MIN_RECOVERY_MS,
   PACER_MIN_RECOVERY_SHARE,
   PACER_RECOVERY_WRITES,
   recoverySlope,
@@ -47,11 +49,13 @@ describe('AdaptiveWritePacer (R68–R70)', () => {
     );
   });
 
-  it('recovers over the same number of its own write intervals at any rate, at least a share of the ceiling per second', () => {
-    for (const qps of [1, 5, 50]) {
+  it('recovers over the same number of its own write intervals at any rate (at least 2 s), at least a share of the ceiling per second', () => {
+    for (const qps of [1, 5]) {
       const secondsBack = ((1 - PACER_DECREASE) * qps) / recoverySlope(qps, qps);
       close(secondsBack * qps, PACER_RECOVERY_WRITES, `${qps}/s`);
     }
+    // Never faster than the cloud's answer can come back: at 50/s, 20 intervals would be 0.4 s.
+    close(((1 - PACER_DECREASE) * 50) / recoverySlope(50, 50), PACER_MIN_RECOVERY_MS / 1000, '50/s');
     // Cut near the floor (every write refused for a while): back within minutes, not hours.
     const floor = 10 / PACER_FLOOR_DIVISOR;
     assert.equal(recoverySlope(floor, 10), PACER_MIN_RECOVERY_SHARE * 10);
@@ -202,13 +206,16 @@ describe('a learning pacer (R111)', () => {
     for (let i = 2; i < gaps.length; i++) assert.ok(gaps[i]! > gaps[i - 1]!, `gaps grow: ${gaps.join(', ')}`);
   });
 
-  it('disengages once it has recovered to its engaged rate without another throttle', async () => {
+  it('disengages once it has recovered to its engaged rate and seen no throttle for a quiet period', async () => {
     const clock = new VirtualClock();
     const p = new AdaptiveWritePacer(clock, { kind: 'learning' });
     p.onSuccess(clock.now());
     p.onThrottle(100, clock.now());
     assert.notEqual(p.qps, undefined);
     await clock.advance(Math.ceil((((1 - PACER_DECREASE) * 1) / recoverySlope(1, 1)) * 1000));
+    assert.equal(p.qps, 1, 'recovered to its start');
+    assert.notEqual(p.qps, undefined, 'still engaged: the rest of a burst would meet the same throttle');
+    await clock.advance(LEARNING_QUIET_MS);
     assert.equal(p.nextWriteInMs(), 0);
     assert.equal(
       p.qps,

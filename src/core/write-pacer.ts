@@ -58,6 +58,12 @@ export const PACER_FLOOR_DIVISOR = 64;
 export const LEARNING_WINDOW_MS = 1000;
 /** R111: the least rate a learning pacer engages at (writes/s), when the cloud accepted fewer. */
 export const LEARNING_MIN_QPS = 1;
+/**
+ * R111: how long a learning pacer stays engaged after the cloud's last throttle. Within a
+ * congestion episode the rate climbs back to its start in seconds; disengaging then would send the
+ * rest of a burst unpaced into the same throttle.
+ */
+export const LEARNING_QUIET_MS = 300_000;
 
 /**
  * R69: the least recovery per second, as a share of the ceiling: a rate cut near the floor (every
@@ -66,14 +72,19 @@ export const LEARNING_MIN_QPS = 1;
 export const PACER_MIN_RECOVERY_SHARE = 0.005;
 
 /**
+ * R69: the least time a recovery takes: the cloud's answer to a rate comes a round trip and a retry
+ * time later, so a rate that climbed back faster than that would be cut from the same height again
+ * and again instead of finding the cloud's.
+ */
+export const PACER_MIN_RECOVERY_MS = 2000;
+
+/**
  * R69: qps per second that brings a cut from `from` back to it within PACER_RECOVERY_WRITES
- * intervals, at least PACER_MIN_RECOVERY_SHARE of the ceiling.
+ * intervals (at least PACER_MIN_RECOVERY_MS), at least PACER_MIN_RECOVERY_SHARE of the ceiling.
  */
 export function recoverySlope(from: number, ceiling: number): number {
-  return Math.max(
-    ((1 - PACER_DECREASE) * from * from) / PACER_RECOVERY_WRITES,
-    PACER_MIN_RECOVERY_SHARE * ceiling,
-  );
+  const seconds = Math.max(PACER_RECOVERY_WRITES / from, PACER_MIN_RECOVERY_MS / 1000);
+  return Math.max(((1 - PACER_DECREASE) * from) / seconds, PACER_MIN_RECOVERY_SHARE * ceiling);
 }
 
 export type PacerKind = 'adaptive' | 'learning' | 'fixed';
@@ -103,6 +114,7 @@ export class AdaptiveWritePacer implements WritePacer {
   private tokens = 0;
   private last: number;
   private blockedUntil = 0;
+  private lastThrottleAt = Number.NEGATIVE_INFINITY;
   private reported: number | undefined;
   /** Bumped when a throttle empties the bucket: older reservations are refunded only up to empty. */
   private epoch = 0;
@@ -160,6 +172,7 @@ export class AdaptiveWritePacer implements WritePacer {
 
   onThrottle(retryAfterMs: number | undefined, startedAt: number): void {
     const now = this.clock.now();
+    this.lastThrottleAt = now;
     if (!this.engaged) this.engage(now);
     this.refill();
     // R69: one cut per congestion episode: writes that started before the last cut were sent at the
@@ -197,14 +210,14 @@ export class AdaptiveWritePacer implements WritePacer {
   }
 
   /**
-   * R111: a learning pacer that has recovered to the rate it engaged at, with no throttle since,
-   * has nothing left to learn from that episode: it disengages, so a throttle caused by others once
-   * does not pace this controller for good. The next throttle engages it again.
+   * R111: a learning pacer that has recovered to the rate it engaged at and seen no throttle for
+   * LEARNING_QUIET_MS disengages, so a throttle caused by others once does not pace this
+   * controller for good. The next throttle engages it again.
    */
   private settleLearning(): void {
     if (this.kind !== 'learning' || !this.engaged) return;
     const now = this.clock.now();
-    if (now < this.blockedUntil || this.rateAt(now) < this.ceiling) return;
+    if (now - this.lastThrottleAt < LEARNING_QUIET_MS || this.rateAt(now) < this.ceiling) return;
     this.engaged = false;
     this.accepted.length = 0;
   }
