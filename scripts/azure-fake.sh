@@ -61,8 +61,12 @@ cmd_build() {
 case "${1:-}" in
   build) cmd_build ;;
   path) cmd_path ;;
+  -h | --help)
+    echo "usage: $0 build|path"
+    sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+    ;;
   *)
-    echo "usage: $0 build|path" >&2
+    echo "error: unknown command '${1:-}' (usage: $0 build|path)" >&2
     exit 2
     ;;
 esac

@@ -19,6 +19,17 @@ export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0
 
 log() { printf '[bench-build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
+case "${1:-}" in
+  "" | --path) ;;
+  -h | --help)
+    sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+    exit 0
+    ;;
+  *)
+    echo "error: unknown argument '$1' (usage: $0 [--path])" >&2
+    exit 2
+    ;;
+esac
 if [[ "${1:-}" == "--path" ]]; then
   echo "$BIN"
   exit 0

@@ -16,6 +16,17 @@ set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+case "${1:-}" in
+  -h | --help)
+    sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+    exit 0
+    ;;
+  "" | [1-9] | [1-9][0-9] | [1-9][0-9][0-9]) ;;
+  *)
+    echo "error: N must be a whole number from 1 to 999, got '$1' (usage: $0 [N])" >&2
+    exit 2
+    ;;
+esac
 N="${1:-5}"
 SUITES="${FLAKE_SUITES:-integration monitoring e2e faults faults-nocache}"
 STRESS_CPUS="${FLAKE_STRESS_CPUS:-1}"

@@ -53,8 +53,12 @@ cmd_install() {
 case "${1:-install}" in
   install) cmd_install ;;
   path) cmd_path ;;
+  -h | --help)
+    echo "usage: $0 [install|path]"
+    sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+    ;;
   *)
-    echo "usage: $0 [install|path]" >&2
+    echo "error: unknown command '${1:-}' (usage: $0 [install|path])" >&2
     exit 2
     ;;
 esac

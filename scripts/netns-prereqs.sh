@@ -7,6 +7,17 @@
 set -euo pipefail
 
 log() { printf '[netns-prereqs] %s\n' "$*" >&2; }
+case "${1:-}" in
+  "") ;;
+  -h | --help)
+    sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+    exit 0
+    ;;
+  *)
+    echo "error: unknown argument '$1' (usage: $0, no arguments)" >&2
+    exit 2
+    ;;
+esac
 
 missing=()
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)

@@ -301,8 +301,12 @@ print_paths() {
 case "${1:-}" in
   build) with_lock do_build ;;
   paths) print_paths ;;
+  -h | --help)
+    echo "usage: $0 build|paths"
+    sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+    ;;
   *)
-    echo "usage: $0 build|paths" >&2
+    echo "error: unknown command '${1:-}' (usage: $0 build|paths)" >&2
     exit 2
     ;;
 esac

@@ -108,3 +108,46 @@ describe('command-line entry points', { concurrency: 2 }, () => {
     assert.match(r.stderr, /^error: "version" takes no arguments/);
   });
 });
+
+/** The shell scripts a developer runs (README, docs/, testenv/README.md): the same contract, exit 2. */
+const SCRIPTS: readonly { readonly file: string; readonly usage: RegExp }[] = [
+  { file: 'scripts/azure-fake.sh', usage: /^usage: scripts\/azure-fake.sh build\|path/ },
+  { file: 'scripts/gce-fake.sh', usage: /^usage: scripts\/gce-fake.sh build\|path/ },
+  { file: 'scripts/keystone.sh', usage: /^usage: scripts\/keystone.sh \[install\|path\]/ },
+  { file: 'scripts/moto.sh', usage: /^usage: scripts\/moto.sh \[install\|path\]/ },
+  { file: 'scripts/neutron.sh', usage: /^usage: scripts\/neutron.sh \[install\|path\]/ },
+  { file: 'scripts/monitoring-tools.sh', usage: /^usage: scripts\/monitoring-tools.sh build\|paths/ },
+  { file: 'scripts/testenv.sh', usage: /^usage: scripts\/testenv.sh build\|paths/ },
+  { file: 'scripts/bench-build-upstream.sh', usage: /^Builds the upstream route-controller peer/ },
+  { file: 'scripts/flake-hunt.sh', usage: /^Flake hunt: runs the real-component suites/ },
+  { file: 'scripts/netns-prereqs.sh', usage: /^Prerequisites of the network-namespace tests/ },
+  { file: 'scripts/integration.sh', usage: /^Integration tests against a real kube-apiserver/ },
+  { file: 'scripts/monitoring.sh', usage: /^The chart and monitoring suite/ },
+];
+
+function bash(args: readonly string[]): Promise<Ran> {
+  return new Promise((resolve) => {
+    execFile('bash', [...args], { cwd: ROOT, timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('shell scripts', { concurrency: 2 }, () => {
+  for (const s of SCRIPTS) {
+    it(`${s.file} --help prints its usage and exits 0, doing nothing else`, async () => {
+      const r = await bash([s.file, '--help']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, s.usage);
+      assert.equal(r.stderr, '');
+    });
+    it(`${s.file} --no-such-flag prints one error line and exits 2`, async () => {
+      const r = await bash([s.file, '--no-such-flag']);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /^error: .*--no-such-flag/);
+      assert.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
+      assert.equal(r.stdout, '');
+    });
+  }
+});
