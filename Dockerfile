@@ -80,5 +80,5 @@ EXPOSE 10258
 # The shim starts the daemon with V8's young generation capped (bin/node-flags.js; ~60 MB less
 # resident memory at 5 000 nodes), in place by process.execve, so it stays PID 1. A
 # --max-semi-space-size or --max-heap-size in NODE_OPTIONS replaces that default.
-ENTRYPOINT ["/usr/local/bin/node", "bin/cloud-route-controller.js"]
+ENTRYPOINT ["/usr/local/bin/node", "/app/bin/cloud-route-controller.js"]
 CMD ["--help"]
