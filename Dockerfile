@@ -29,11 +29,11 @@ COPY scripts/bundle-aws.ts scripts/bundle-image.ts ./scripts/
 COPY src ./src
 # `npm run build`, spelled out: the base image's Node, not the `node` devDependency (whose
 # binary an --ignore-scripts install does not fetch); it bundles the aws plug-in's AWS SDK
-# (scripts/bundle-aws.ts). Then the whole program and its dependencies into bundle/dist
-# (scripts/bundle-image.ts), which also lists what it bundled, for the SBOM, and what it left
-# to node_modules.
+# (scripts/bundle-aws.ts). Then the program and what it uses of its dependencies into bundle/
+# (scripts/bundle-image.ts: dist/ and vendor/, one file per module), which also lists what it
+# bundled, for the SBOM, and what it left to node_modules.
 RUN npx tsc -p tsconfig.build.json && node scripts/bundle-aws.ts \
-  && node scripts/bundle-image.ts bundle/dist
+  && node scripts/bundle-image.ts bundle
 
 # node_modules with only the packages the bundle leaves external (bundle/dist/
 # external-packages.json) and their dependencies, without install scripts, and without what
@@ -67,7 +67,7 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=deps /app/package.json ./
 COPY bin/*.js ./bin/
-COPY --from=build /src/bundle/dist ./dist
+COPY --from=build /src/bundle/ ./
 
 # uid and gid 1000, as the chart's securityContext runs it (the base's passwd has no entry for
 # it; nothing in the daemon looks one up).

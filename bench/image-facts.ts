@@ -139,7 +139,11 @@ async function imageComposition(image: string): Promise<Record<string, unknown>>
   const root = (await podman(['image', 'mount', image])).trim();
   try {
     const mb = (b: number): number => Math.round((b / 2 ** 20) * 10) / 10;
-    const at = (p: string): number => (fs.existsSync(path.join(root, p)) ? treeBytes(path.join(root, p)) : 0);
+    const at = (p: string): number => {
+      const full = path.join(root, p);
+      if (!fs.existsSync(full)) return 0;
+      return fs.lstatSync(full).isDirectory() ? treeBytes(full) : fs.lstatSync(full).size;
+    };
     const nodeBin = fs.statSync(fs.realpathSync(path.join(root, 'usr/local/bin/node'))).size;
     const all = treeBytes(root);
     const nodeModules = at('app/node_modules');

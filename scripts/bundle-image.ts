@@ -1,23 +1,28 @@
-// Bundles the compiled program (dist/, after `npm run build`) and its dependencies into one
-// tree for the container image: `node scripts/bundle-image.ts OUT_DIR`. The image then ships
-// OUT_DIR as /app/dist and, in node_modules, only the packages this leaves external (below).
+// Bundles the compiled program (dist/, after `npm run build`) with what it uses of its
+// dependencies, for the container image: `node scripts/bundle-image.ts OUT_DIR`. OUT_DIR gets
+// dist/ (the program) and vendor/ (the dependencies' modules), which the image ships in /app;
+// node_modules keeps only the packages this leaves external (below).
 //
 // Why: the image's node_modules held 106.9 MB for ~3 MB of code the daemon runs; most of it is
 // what a package ships beside its code (both CommonJS and ES builds, the Azure network SDK's
 // hundreds of operations, the Kubernetes client's generated models for every API group). Rollup
-// keeps what the program reaches. The entries keep their paths (dist/cli/main.js, which
-// bin/cloud-route-controller.js imports, and dist/sim/cli.js, which main.js imports by a
-// computed name); everything else is a chunk in dist/chunks/, two levels below the package
-// root as every dist/ file was (src/cli/version.ts reads ../../package.json). Each plug-in and
-// each lazily imported dependency stays a dynamic import, so a daemon loads the code of its own
-// cloud only.
+// keeps only the modules and exports the program reaches (11 MB). One file per module
+// (preserveModules), not merged chunks: a module still loads when the program first imports it,
+// as from node_modules (merged chunks load modules the program would load later or never: in
+// the same bench/image-facts.ts run on 2026-12-07 they cost +2.2 and +3.0 MB resident at 100
+// and 1,000 nodes and +29 ms per `--version` against the unbundled image). Every dist/ file keeps its path (src/cli/version.ts
+// reads ../../package.json; src/cli/main.ts imports ../sim/cli.js by a computed name), and each
+// plug-in is still a dynamic import, so a daemon loads the code of its own cloud only.
 //
-// External: Node's built-in modules, and `yaml` and `prom-client`, which the program loads
+// External: Node's built-in modules; `yaml` and `prom-client`, which the program loads
 // synchronously on first use through createRequire (src/yaml/lazy.ts, src/controller/metrics.ts),
-// a call a bundler does not follow; the image keeps those two in node_modules (the Dockerfile
-// reads OUT_DIR/external-packages.json).
+// a call a bundler does not follow; and `pino`, which every daemon loads at start: CommonJS
+// turned into ES modules costs 1.7 MB more resident than Node's CommonJS loader running the
+// package itself (importing src/log/logger.ts: 11.0 against 9.3 MB, 2026-12-07). The image keeps
+// these three and their dependencies in node_modules (the Dockerfile reads
+// OUT_DIR/dist/external-packages.json).
 //
-// Writes OUT_DIR/bundled-packages.json: the npm packages whose code the bundle holds (the aws
+// Writes OUT_DIR/dist/bundled-packages.json: the npm packages whose code the bundle holds (the aws
 // plug-in's dist/cloud/aws/ec2-bundled-packages.json included), for the image's SBOM
 // (scripts/image.sh sbom).
 import * as fs from 'node:fs';
@@ -34,7 +39,7 @@ import type { Plugin } from 'rollup';
 const json = jsonModule as unknown as typeof jsonModule.default;
 const commonjs = commonjsModule as unknown as typeof commonjsModule.default;
 
-export const EXTERNAL_PACKAGES = ['yaml', 'prom-client'] as const;
+export const EXTERNAL_PACKAGES = ['yaml', 'prom-client', 'pino'] as const;
 const BUNDLED_PACKAGES = 'bundled-packages.json';
 const EXTERNAL_LIST = 'external-packages.json';
 
@@ -81,6 +86,20 @@ const libraryOnly: Plugin = {
       : null,
 };
 
+/**
+ * Where a module goes, below OUT_DIR: the program's own under dist/ (entries by their input names),
+ * dependencies' under vendor/ (not node_modules/, where npm would take them for installed
+ * packages; /app/package.json's "type": "module" makes them ES modules), rollup's helpers under
+ * vendor/_virtual/.
+ */
+function placeOf(name: string, isEntry: boolean): string {
+  if (isEntry) return `dist/${name}`;
+  if (name.startsWith('dist/')) return name;
+  if (name.startsWith('node_modules/'))
+    return `vendor/${name.slice('node_modules/'.length).replaceAll('/node_modules/', '/vendor/')}`;
+  return `vendor/${name}`;
+}
+
 function isExternal(id: string): boolean {
   if (id.startsWith('node:') || builtinModules.includes(id)) return true;
   return EXTERNAL_PACKAGES.some((p) => id === p || id.startsWith(`${p}/`));
@@ -114,8 +133,9 @@ async function main(outDir: string): Promise<void> {
   const { output } = await bundle.write({
     dir: outDir,
     format: 'es',
-    entryFileNames: '[name].js',
-    chunkFileNames: 'chunks/[name]-[hash].js',
+    preserveModules: true,
+    preserveModulesRoot: root,
+    entryFileNames: (c) => `${placeOf(c.name, c.isEntry)}.js`,
     banner: '// Generated by scripts/bundle-image.ts from dist/ and its dependencies.',
   });
   await bundle.close();
@@ -136,8 +156,8 @@ async function main(outDir: string): Promise<void> {
     }
   }
   const sorted = [...packages.values()].sort((a, b) => a.name.localeCompare(b.name));
-  fs.writeFileSync(path.join(outDir, BUNDLED_PACKAGES), `${JSON.stringify(sorted, null, 2)}\n`);
-  fs.writeFileSync(path.join(outDir, EXTERNAL_LIST), `${JSON.stringify(EXTERNAL_PACKAGES)}\n`);
+  fs.writeFileSync(path.join(outDir, 'dist', BUNDLED_PACKAGES), `${JSON.stringify(sorted, null, 2)}\n`);
+  fs.writeFileSync(path.join(outDir, 'dist', EXTERNAL_LIST), `${JSON.stringify(EXTERNAL_PACKAGES)}\n`);
   const bytes = output.reduce((n, o) => n + (o.type === 'chunk' ? Buffer.byteLength(o.code) : 0), 0);
   const top = [...bytesByPackage].sort((a, b) => b[1] - a[1]).slice(0, 12);
   process.stdout.write(
