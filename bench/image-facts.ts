@@ -9,7 +9,7 @@
  *
  *   node bench/image-facts.ts [--out bench/results/image-facts.json]
  *        [--image cloud-route-controller:0.1.0 --image cloud-route-controller:old ...]
- *        [--no-upstream]
+ *        [--no-upstream] [--composition-only]
  *
  * Needs what `npm run test:deploy` needs (it reuses that suite's pod runner) and the upstream peer
  * (`bash scripts/bench-build-upstream.sh`).
@@ -39,6 +39,8 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'bench/results/image-facts.json' },
     image: { type: 'string', multiple: true },
     'no-upstream': { type: 'boolean', default: false },
+    // Only what the images are made of (no start, memory or upstream runs).
+    'composition-only': { type: 'boolean', default: false },
   },
 });
 const IMAGES = values.image ?? [IMAGE];
@@ -148,6 +150,8 @@ async function imageComposition(image: string): Promise<Record<string, unknown>>
     const all = treeBytes(root);
     const nodeModules = at('app/node_modules');
     const dist = at('app/dist');
+    // The bundled dependencies' modules (scripts/bundle-image.ts); none in an unbundled image.
+    const vendor = at('app/vendor');
     const size = Number((await podman(['image', 'inspect', '--format', '{{.Size}}', image])).trim());
     const layers = (await podman(['history', '--format', '{{.Size}}\t{{.CreatedBy}}', image]))
       .trim()
@@ -163,8 +167,9 @@ async function imageComposition(image: string): Promise<Record<string, unknown>>
       nodeBinaryMB: mb(nodeBin),
       nodeModulesMB: mb(nodeModules),
       distMB: mb(dist),
+      vendorMB: mb(vendor),
       // Everything else: the base's Debian files (and in the old image npm, headers, yarn).
-      baseMB: mb(all - nodeBin - nodeModules - dist - at('app/bin') - at('app/package.json')),
+      baseMB: mb(all - nodeBin - nodeModules - dist - vendor - at('app/bin') - at('app/package.json')),
       layers,
       ...packageCounts(root),
     };
@@ -332,6 +337,10 @@ const images: Record<string, unknown>[] = [];
 for (const image of IMAGES) {
   const composition = await imageComposition(image);
   console.log(image, composition);
+  if (values['composition-only']) {
+    images.push({ image, composition });
+    continue;
+  }
   const startS = await startTime(image);
   const floor = await emptyNode(image);
   console.log(image, 'start', startS, 'empty Node.js process', floor);
@@ -339,7 +348,7 @@ for (const image of IMAGES) {
   console.log(image, 'ours', run);
   images.push({ image, composition, startS, emptyNodeProcess: floor, ours: run });
 }
-const go = values['no-upstream'] ? undefined : await upstream();
+const go = values['no-upstream'] || values['composition-only'] ? undefined : await upstream();
 if (go !== undefined) console.log('upstream', go);
 const result = {
   date: new Date().toISOString(),
