@@ -1,10 +1,15 @@
 /**
- * Image facts, measured as operators run the image: its size and what makes it up; the time from
- * `podman run` of the chart's pod to the first converged reconcile; the resident memory of the
- * daemon inside the container at 100 and 1,000 kwok nodes (node IPAM by kube-controller-manager);
- * and upstream's Go peer (gate on) on a control plane of the same kind, same nodes.
+ * Image facts, measured as operators run the image: its size, layers and what makes it up, and
+ * how many packages it holds; the start time (`podman run IMAGE --version`, median of 5); the time
+ * from `podman run` of the chart's pod to the first converged reconcile; the resident memory of
+ * the daemon inside the container at 100 and 1,000 kwok nodes (node IPAM by
+ * kube-controller-manager); and upstream's Go peer (gate on) on a control plane of the same kind,
+ * same nodes. Several images (e.g. this one and the one it replaces) are measured one after
+ * another in the same invocation, each on a fresh control plane.
  *
  *   node bench/image-facts.ts [--out bench/results/image-facts.json]
+ *        [--image cloud-route-controller:0.1.0 --image cloud-route-controller:old ...]
+ *        [--no-upstream] [--composition-only]
  *
  * Needs what `npm run test:deploy` needs (it reuses that suite's pod runner) and the upstream peer
  * (`bash scripts/bench-build-upstream.sh`).
@@ -29,21 +34,31 @@ import { apiRequest } from '../test/support/controlplane.ts';
 import { startPeer, VARIANTS } from './lib/peers.ts';
 import { parseCommandLine } from '../src/cli/script-args.ts';
 
-const USAGE = `Usage: node bench/image-facts.ts [--out FILE]
+const USAGE = `Usage: node bench/image-facts.ts [--out FILE] [--image REF ...] [--no-upstream] [--composition-only]
 
-Image facts as operators run the image: its size, the time from podman run to the
-first converged reconcile, resident memory at 100 and 1,000 kwok nodes, and
-upstream's Go peer beside it. Needs what npm run test:deploy needs and the peer
-(bash scripts/bench-build-upstream.sh).
+Image facts as operators run the image: its size, layers and packages, the time from
+podman run to the first converged reconcile, resident memory at 100 and 1,000 kwok
+nodes, and upstream's Go peer beside it. Needs what npm run test:deploy needs and the
+peer (bash scripts/bench-build-upstream.sh).
 
 Flags:
-  --out FILE       where to write (default bench/results/image-facts.json)
-  -h, --help       this help
+  --out FILE           where to write (default bench/results/image-facts.json)
+  --image REF          an image to measure (repeatable; default the project's image)
+  --no-upstream        leave out upstream's peer
+  --composition-only   only what the images are made of (no start, memory or upstream runs)
+  -h, --help           this help
 `;
 
 const { values } = parseCommandLine(USAGE, {
-  options: { out: { type: 'string', default: 'bench/results/image-facts.json' } },
+  options: {
+    out: { type: 'string', default: 'bench/results/image-facts.json' },
+    image: { type: 'string', multiple: true },
+    'no-upstream': { type: 'boolean', default: false },
+    // Only what the images are made of (no start, memory or upstream runs).
+    'composition-only': { type: 'boolean', default: false },
+  },
 });
+const IMAGES = values.image ?? [IMAGE];
 // Room for 1,000 nodes at kube-controller-manager's default masks (/24 and /64).
 const CIDRS = ['10.64.0.0/14', 'fd00:10::/48'];
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -81,46 +96,127 @@ async function routedNodes(c: Cluster): Promise<number> {
   return items.filter((n) => networkUnavailable(n) === 'False/RouteCreated').length;
 }
 
-async function imageComposition(): Promise<Record<string, number>> {
-  const out = await podman([
-    'run',
-    '--rm',
-    '--user',
-    '0',
-    '--entrypoint',
-    'du',
-    IMAGE,
-    '-sk',
-    '/usr/local/bin/node',
-    '/app/node_modules',
-    '/app/dist',
-    '/usr',
-    '/var',
-    '/etc',
-  ]);
-  const kb = new Map(
-    out
-      .trim()
-      .split('\n')
-      .map((l) => {
-        const [k, p] = l.split('\t');
-        return [p!, Number(k)];
-      }),
+/** Bytes under each of a directory's paths (a file counted once: hard links by inode). */
+function treeBytes(dir: string, seen = new Set<string>()): number {
+  let n = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    const st = fs.lstatSync(p);
+    const id = `${st.dev}:${st.ino}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    n += st.isDirectory() ? treeBytes(p, seen) : st.size;
+  }
+  return n;
+}
+
+/** Package counts: Debian (dpkg's status file or distroless's status.d), npm (node_modules + bundled). */
+function packageCounts(root: string): Record<string, number> {
+  const status = path.join(root, 'var/lib/dpkg/status');
+  const statusD = path.join(root, 'var/lib/dpkg/status.d');
+  const debian = fs.existsSync(status)
+    ? (fs.readFileSync(status, 'utf8').match(/^Status: install ok installed$/gm) ?? []).length
+    : fs.existsSync(statusD)
+      ? fs.readdirSync(statusD).filter((f) => !f.includes('.')).length
+      : 0;
+  let npmInstalled = 0;
+  const walk = (dir: string): void => {
+    if (!fs.existsSync(dir)) return;
+    for (const e of fs.readdirSync(dir)) {
+      if (e.startsWith('.')) continue;
+      if (e.startsWith('@')) {
+        walk(path.join(dir, e));
+        continue;
+      }
+      if (fs.existsSync(path.join(dir, e, 'package.json'))) npmInstalled += 1;
+      walk(path.join(dir, e, 'node_modules'));
+    }
+  };
+  walk(path.join(root, 'app/node_modules'));
+  const bundledFile = ['app/dist/bundled-packages.json', 'app/dist/cloud/aws/ec2-bundled-packages.json'].find(
+    (f) => fs.existsSync(path.join(root, f)),
   );
-  const size = Number((await podman(['image', 'inspect', '--format', '{{.Size}}', IMAGE])).trim());
-  const mb = (k: number): number => Math.round((k / 1024) * 10) / 10;
+  const npmBundled =
+    bundledFile === undefined
+      ? 0
+      : (JSON.parse(fs.readFileSync(path.join(root, bundledFile), 'utf8')) as unknown[]).length;
+  const shells = ['bin/sh', 'bin/bash', 'usr/bin/dpkg', 'usr/bin/apt'].filter((f) =>
+    fs.existsSync(path.join(root, f)),
+  ).length;
   return {
-    totalMB: Math.round((size / 1e6) * 10) / 10,
-    nodeBinaryMB: mb(kb.get('/usr/local/bin/node') ?? 0),
-    nodeModulesMB: mb(kb.get('/app/node_modules') ?? 0),
-    distMB: mb(kb.get('/app/dist') ?? 0),
-    // du counts a path once: /usr here is without the Node binary counted above.
-    debianMB: mb((kb.get('/usr') ?? 0) + (kb.get('/var') ?? 0) + (kb.get('/etc') ?? 0)),
+    debianPackages: debian,
+    npmPackagesInstalled: npmInstalled,
+    npmPackagesBundled: npmBundled,
+    shellOrPackageManagerFiles: shells,
   };
 }
 
+async function imageComposition(image: string): Promise<Record<string, unknown>> {
+  // The image's file system on the host (podman image mount): the image has no du, no shell.
+  const root = (await podman(['image', 'mount', image])).trim();
+  try {
+    const mb = (b: number): number => Math.round((b / 2 ** 20) * 10) / 10;
+    const at = (p: string): number => {
+      const full = path.join(root, p);
+      if (!fs.existsSync(full)) return 0;
+      return fs.lstatSync(full).isDirectory() ? treeBytes(full) : fs.lstatSync(full).size;
+    };
+    const nodeBin = fs.statSync(fs.realpathSync(path.join(root, 'usr/local/bin/node'))).size;
+    const all = treeBytes(root);
+    const nodeModules = at('app/node_modules');
+    const dist = at('app/dist');
+    // The bundled dependencies' modules (scripts/bundle-image.ts); none in an unbundled image.
+    const vendor = at('app/vendor');
+    const size = Number((await podman(['image', 'inspect', '--format', '{{.Size}}', image])).trim());
+    const layers = (await podman(['history', '--format', '{{.Size}}\t{{.CreatedBy}}', image]))
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'))
+      .filter(([sz]) => sz !== '0 B')
+      .map(([sz, by]) => ({
+        size: sz!,
+        createdBy: by!.replace(/^\/bin\/sh -c (#\(nop\) )?/, '').slice(0, 80),
+      }));
+    return {
+      totalMB: Math.round((size / 1e6) * 10) / 10,
+      nodeBinaryMB: mb(nodeBin),
+      nodeModulesMB: mb(nodeModules),
+      distMB: mb(dist),
+      vendorMB: mb(vendor),
+      // Everything else: the base's Debian files (and in the old image npm, headers, yarn).
+      baseMB: mb(all - nodeBin - nodeModules - dist - vendor - at('app/bin') - at('app/package.json')),
+      layers,
+      ...packageCounts(root),
+    };
+  } finally {
+    await podman(['image', 'unmount', image]);
+  }
+}
+
+/** `podman run --rm IMAGE --version`: container start, Node start, the shim, the program's load. */
+async function startTime(image: string): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t0 = process.hrtime.bigint();
+    await podman([
+      'run',
+      '--rm',
+      '--network=none',
+      '--read-only',
+      '--cap-drop=ALL',
+      '--user',
+      '1000:1000',
+      image,
+      '--version',
+    ]);
+    times.push(Number(process.hrtime.bigint() - t0) / 1e9);
+  }
+  times.sort((a, b) => a - b);
+  return Math.round(times[2]! * 1000) / 1000;
+}
+
 /** An empty Node.js process in the same image, same flags as the daemon's shim: the floor. */
-async function emptyNode(): Promise<Record<string, number>> {
+async function emptyNode(image: string): Promise<Record<string, number>> {
   const name = `image-facts-floor-${process.pid}`;
   await podman([
     'run',
@@ -134,7 +230,7 @@ async function emptyNode(): Promise<Record<string, number>> {
     '1000:1000',
     '--entrypoint',
     'node',
-    IMAGE,
+    image,
     '--max-semi-space-size=2',
     '-e',
     'setInterval(() => {}, 1000)',
@@ -148,7 +244,8 @@ async function emptyNode(): Promise<Record<string, number>> {
   }
 }
 
-async function ours(): Promise<Record<string, number>> {
+async function ours(image: string): Promise<Record<string, number>> {
+  const colon = image.lastIndexOf(':');
   const c = await startCluster({ auditedUsers: [], heartbeatMs: 300_000, clusterCIDRs: CIDRS });
   try {
     await register(c, 0, 100);
@@ -161,6 +258,7 @@ async function ours(): Promise<Record<string, number>> {
     });
     const t0 = Date.now();
     await release.install({
+      image: { repository: image.slice(0, colon), tag: image.slice(colon + 1) },
       provider: 'memory',
       replicas: 1,
       clusterCIDRs: CIDRS,
@@ -250,14 +348,23 @@ async function upstream(): Promise<Record<string, number>> {
   }
 }
 
-const image = await imageComposition();
-console.log('image', image);
-const floor = await emptyNode();
-console.log('empty Node.js process', floor);
-const ts = await ours();
-console.log('ours', ts);
-const go = await upstream();
-console.log('upstream', go);
+const images: Record<string, unknown>[] = [];
+for (const image of IMAGES) {
+  const composition = await imageComposition(image);
+  console.log(image, composition);
+  if (values['composition-only']) {
+    images.push({ image, composition });
+    continue;
+  }
+  const startS = await startTime(image);
+  const floor = await emptyNode(image);
+  console.log(image, 'start', startS, 'empty Node.js process', floor);
+  const run = await ours(image);
+  console.log(image, 'ours', run);
+  images.push({ image, composition, startS, emptyNodeProcess: floor, ours: run });
+}
+const go = values['no-upstream'] || values['composition-only'] ? undefined : await upstream();
+if (go !== undefined) console.log('upstream', go);
 const result = {
   date: new Date().toISOString(),
   machine: {
@@ -266,10 +373,8 @@ const result = {
     memGiB: Math.round(os.totalmem() / 2 ** 30),
     kernel: os.release(),
   },
-  image,
-  emptyNodeProcess: floor,
-  ours: ts,
-  upstream: go,
+  images,
+  ...(go !== undefined ? { upstream: go } : {}),
 };
 fs.writeFileSync(values.out!, JSON.stringify(result, null, 2) + '\n');
 console.log(JSON.stringify(result, null, 2));

@@ -2,10 +2,26 @@
 # The deploy suite (test/deploy): the project's image (scripts/image.sh, built if missing), the
 # chart installed with helm (scripts/monitoring-tools.sh), its pods run by podman in network
 # namespaces of their own, on a control plane with kube-controller-manager's node IPAM and kwok
-# (scripts/testenv.sh), against moto (scripts/moto.sh) and the Hetzner API fake. Needs root
-# (podman, ip netns). Extra arguments are passed to node (e.g. --test-name-pattern=...).
-# Env: DEPLOY_TIMEOUT (s, default 1500), DEPLOY_QUIET_SECONDS (the heartbeat window, default 120).
+# (scripts/testenv.sh), for all five clouds: aws against moto (scripts/moto.sh), azure and gce
+# against their fakes (scripts/azure-fake.sh, scripts/gce-fake.sh), openstack against
+# neutron-server (scripts/neutron.sh), hcloud against the Hetzner API fake. Needs root (podman,
+# ip netns). Extra arguments are passed to node (e.g. --test-name-pattern=...).
+# Env: DEPLOY_TIMEOUT (s, default 2000), DEPLOY_QUIET_SECONDS (the heartbeat window, default 120).
 set -euo pipefail
+# --help prints this header; arguments other than node's --test-* flags are an error (exit 2).
+for arg in "$@"; do
+  case "$arg" in
+    -h | --help)
+      sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+      exit 0
+      ;;
+    --test-*) ;;
+    *)
+      echo "error: unknown argument '$arg': only node's --test-* flags are passed on (see $0 --help)" >&2
+      exit 2
+      ;;
+  esac
+done
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -13,6 +29,9 @@ cd "$ROOT"
 bash scripts/testenv.sh build > /dev/null
 bash scripts/monitoring-tools.sh build > /dev/null
 bash scripts/moto.sh install > /dev/null
+bash scripts/azure-fake.sh build > /dev/null
+bash scripts/gce-fake.sh build > /dev/null
+bash scripts/neutron.sh install > /dev/null
 bash scripts/image.sh build
 # What the image ships, next to it (CycloneDX).
 bash scripts/image.sh sbom dist-image/sbom.cdx.json
@@ -34,7 +53,7 @@ done
 NODE_BIN="$ROOT/node_modules/.bin/node"
 start=$SECONDS
 rc=0
-timeout --kill-after=30 "${DEPLOY_TIMEOUT:-1500}" "$NODE_BIN" --test --test-concurrency=1 \
+timeout --kill-after=30 "${DEPLOY_TIMEOUT:-2000}" "$NODE_BIN" --test --test-concurrency=1 \
   --test-reporter=spec "$@" "test/deploy/**/*.test.ts" || rc=$?
 echo "[deploy] node --test finished in $((SECONDS - start)) s (rc=$rc)"
 exit "$rc"

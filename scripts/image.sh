@@ -2,14 +2,18 @@
 # The container image, built with the project's own Dockerfile by podman, on machines that have
 # no Docker engine and reach no container registry (shared TESTENV.md section 10).
 #
-#   scripts/image.sh base         build (or reuse) the local stand-in for docker.io/library/node:24-slim
-#   scripts/image.sh build [TAG]  ensure the base, then build the image (default TAG:
+#   scripts/image.sh base         build (or reuse) the local stand-ins for the Dockerfile's bases,
+#                                 docker.io/library/node:24-slim (build stages) and
+#                                 gcr.io/distroless/cc-debian12:nonroot (runtime;
+#                                 scripts/image-runtime-base.sh)
+#   scripts/image.sh build [TAG]  ensure the bases, then build the image (default TAG:
 #                                 cloud-route-controller:<package.json version>) and print its size
 #   scripts/image.sh env          print CONTAINERS_CONF= (and IMAGE=) for callers' podman commands:
 #                                   set -a; eval "$(scripts/image.sh env)"; set +a
 #   scripts/image.sh sbom [PATH [TAG]]
-#                                 CycloneDX SBOM of what the image ships (its /app tree, the AWS SDK
-#                                 packages bundled into its dist/, its Node runtime), default
+#                                 CycloneDX SBOM of what the image ships (its /app tree, the npm
+#                                 packages bundled into its dist/, its Node runtime, the Debian
+#                                 packages of its base), default
 #                                 dist-image/sbom.cdx.json, of TAG (default as for build); builds
 #                                 the image if missing
 #
@@ -18,7 +22,9 @@
 # it alone carries this machine's CA bundle (NODE_EXTRA_CA_CERTS), so npm in the build stage
 # reaches the registry. Its image carries a label with a hash of all of its inputs; a changed
 # input rebuilds it. An existing docker.io/library/node:24-slim without that label (a real one,
-# pulled where a registry is reachable) is used as it is.
+# pulled where a registry is reachable) is used as it is. The Dockerfile pins both bases by
+# digest; a stand-in has another digest, so the build passes the stand-ins' tags as NODE_BASE
+# and RUNTIME_BASE, and only when a base is a stand-in.
 #
 # Environment knobs:
 #   XDG_CACHE_HOME        cache root (default ~/.cache); files go to cloud-route-controller/image/
@@ -26,6 +32,7 @@
 #   IMAGE_REBUILD_BASE=1  rebuild the stand-in (not the cached rootfs tar, nor the npm tarballs)
 #   IMAGE_FRESH_ROOTFS=1  also run mmdebstrap again
 #   IMAGE_NO_CACHE=1      build the image without podman's layer cache (podman build --no-cache)
+#   IMAGE_PINNED_BASES=1  build from the Dockerfile's digest-pinned bases (needs a registry)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,14 +49,21 @@ STANDIN_FORMAT=1
 KEY_LABEL=io.cloud-route-controller.stand-in-key
 CONTAINERS_CONF_FILE="$CACHE/containers.conf"
 
+# shellcheck source=scripts/image-runtime-base.sh
+source "$ROOT/scripts/image-runtime-base.sh"
+
 log() { printf '[image %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() {
   log "ERROR: $*"
   exit 1
 }
 usage() {
-  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2
-  exit "${1:-2}"
+  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+  exit 0
+}
+bad_usage() {
+  echo "error: $1 (see $0 --help)" >&2
+  exit 2
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -370,12 +384,19 @@ resolve_tag() {
 cmd_build() {
   local tag t0=$SECONDS
   tag="$(resolve_tag "${1:-}")"
-  cmd_base
-  local tb=$SECONDS
-  log "podman build $tag (Dockerfile as it is)"
   local extra=()
+  if [[ "${IMAGE_PINNED_BASES:-0}" == 1 ]]; then
+    log "podman build $tag from the Dockerfile's digest-pinned bases (pulled if missing)"
+    extra+=(--pull=missing)
+  else
+    cmd_base
+    cmd_runtime_base
+    log "podman build $tag with NODE_BASE=$BASE_IMAGE RUNTIME_BASE=$RUNTIME_BASE_IMAGE"
+    extra+=(--pull=never --build-arg "NODE_BASE=$BASE_IMAGE" --build-arg "RUNTIME_BASE=$RUNTIME_BASE_IMAGE")
+  fi
+  local tb=$SECONDS
   if [[ "${IMAGE_NO_CACHE:-0}" == 1 ]]; then extra+=(--no-cache); fi
-  (cd "$ROOT" && podman build --pull=never --network=host "${extra[@]}" -t "$tag" -f Dockerfile .) >&2
+  (cd "$ROOT" && podman build --network=host "${extra[@]}" -t "$tag" -f Dockerfile .) >&2
   local bytes
   bytes="$(podman image inspect --format '{{.Size}}' "$tag")"
   log "built $tag in $((SECONDS - tb)) s (total $((SECONDS - t0)) s): $bytes bytes ($(((bytes + 500000) / 1000000)) MB)"
@@ -389,9 +410,9 @@ cmd_env() {
   printf 'IMAGE=%q\n' "$(default_tag)"
 }
 
-# npm's SBOM of the image's own /app tree (what `npm ci --omit=dev` installed), plus the AWS SDK
-# packages bundled into its dist/ and the Node runtime it runs on. The Debian packages of the
-# base are not in it.
+# npm's SBOM of the image's own /app tree (what node_modules holds), plus the npm packages
+# bundled into its dist/ (dist/bundled-packages.json, scripts/bundle-image.ts), the Node runtime
+# it runs on and the Debian packages of its base (/var/lib/dpkg/status.d/).
 cmd_sbom() {
   local out="${1:-$ROOT/dist-image/sbom.cdx.json}" tag
   tag="$(resolve_tag "${2:-}")"
@@ -411,6 +432,10 @@ cmd_sbom() {
     podman rm "$cid" > /dev/null || true
     die "could not copy /app out of $tag"
   fi
+  # The base's Debian packages as distroless records them (one control file each); none in an
+  # image whose base has a dpkg database instead.
+  mkdir -p "$tmp/status.d"
+  podman cp "$cid:/var/lib/dpkg/status.d/." "$tmp/status.d" 2> /dev/null || true
   podman rm "$cid" > /dev/null
   local node_version
   node_version="$(podman run --rm --network=none --read-only --cap-drop=ALL --user 1000:1000 \
@@ -430,10 +455,10 @@ cmd_sbom() {
   # shellcheck disable=SC2016 # JavaScript template literals
   node -e '
     const fs = require("node:fs");
-    const [file, out, nodeVersion, tag, bundledFile] = process.argv.slice(1);
+    const [file, out, nodeVersion, tag, bundledFile, statusDir] = process.argv.slice(1);
     const bom = JSON.parse(fs.readFileSync(file, "utf8"));
     bom.metadata.properties = [...(bom.metadata.properties ?? []), { name: "image", value: tag }];
-    // The AWS SDK packages bundled into dist/ (scripts/bundle-aws.ts): shipped, but not under
+    // The packages bundled into dist/ (scripts/bundle-image.ts): shipped, but not under
     // node_modules, where npm sbom looks.
     const bundled = fs.existsSync(bundledFile) ? JSON.parse(fs.readFileSync(bundledFile, "utf8")) : [];
     for (const p of bundled) {
@@ -444,9 +469,24 @@ cmd_sbom() {
         name: p.name,
         version: p.version,
         scope: "required",
-        description: "bundled into /app/dist/cloud/aws/ (scripts/bundle-aws.ts)",
+        description: "bundled into /app/dist/ (scripts/bundle-image.ts)",
         purl: `pkg:npm/${purlName}@${p.version}`,
         ...(p.license ? { licenses: [{ license: { id: p.license } }] } : {}),
+      });
+    }
+    for (const f of fs.existsSync(statusDir) ? fs.readdirSync(statusDir).sort() : []) {
+      const fields = Object.fromEntries(
+        fs.readFileSync(`${statusDir}/${f}`, "utf8").split("\n")
+          .map((l) => /^([A-Za-z-]+): (.*)$/.exec(l)).filter(Boolean).map((m) => [m[1], m[2]]));
+      if (!fields.Package || !fields.Version) continue;
+      const v = encodeURIComponent(fields.Version);
+      bom.components.push({
+        "bom-ref": `deb:${fields.Package}@${fields.Version}`,
+        type: "library",
+        name: fields.Package,
+        version: fields.Version,
+        description: "Debian package of the runtime base (/var/lib/dpkg/status.d/)",
+        purl: `pkg:deb/debian/${fields.Package}@${v}?arch=${fields.Architecture}&distro=debian-12`,
       });
     }
     if (nodeVersion) {
@@ -461,19 +501,20 @@ cmd_sbom() {
     }
     fs.writeFileSync(out, JSON.stringify(bom, null, 2) + "\n");
     process.stdout.write(String(bom.components.length));' \
-    "$tmp/sbom.json" "$out" "$node_version" "$tag" "$app/dist/cloud/aws/ec2-bundled-packages.json" > "$tmp/count"
+    "$tmp/sbom.json" "$out" "$node_version" "$tag" "$app/dist/bundled-packages.json" "$tmp/status.d" > "$tmp/count"
   log "SBOM of $tag ($(cat "$tmp/count") components) written to $out"
 }
 
 main() {
   local cmd="${1:-}"
-  [[ -n "$cmd" ]] || usage
+  [[ -n "$cmd" ]] || bad_usage "a command is required: base, build, env or sbom"
   shift
   case "$cmd" in
     base)
       ensure_tools
       take_lock
       cmd_base
+      cmd_runtime_base
       ;;
     build)
       ensure_tools
@@ -486,8 +527,8 @@ main() {
       take_lock
       cmd_sbom "$@"
       ;;
-    -h | --help | help) usage 0 ;;
-    *) usage ;;
+    -h | --help | help) usage ;;
+    *) bad_usage "unknown command '$cmd'" ;;
   esac
 }
 

@@ -45,8 +45,8 @@ const FOREIGN_FLAGS = new Set(
     'set namespace clusterrole serviceaccount prefix role subject pull network config node-lease-duration-seconds ' + // kubectl, helm, podman, kwok
     'name resource-group scope role-definition assignee identity-name issuer audience query server-address ' + // az
     'allocate-node-cidrs watch-progress-notify-interval no-source-dest-check router-route include cpu ' + // kcm, etcd, aws, openstack, grep, stress-ng
-    'flag no-atomic manage-all-nodes route-table-id destination-ipv6-cidr-block field-selector page-size'
-  ) // kwok, testenv's serve.py, aws CLI, kubectl
+    'build-arg target flag no-atomic manage-all-nodes route-table-id destination-ipv6-cidr-block field-selector page-size'
+  ) // podman, kwok, serve.py, aws CLI, kubectl
     .split(' '),
 );
 

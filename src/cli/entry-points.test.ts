@@ -123,6 +123,8 @@ const SCRIPTS: readonly { readonly file: string; readonly usage: RegExp }[] = [
   { file: 'scripts/netns-prereqs.sh', usage: /^Prerequisites of the network-namespace tests/ },
   { file: 'scripts/integration.sh', usage: /^Integration tests against a real kube-apiserver/ },
   { file: 'scripts/monitoring.sh', usage: /^The chart and monitoring suite/ },
+  { file: 'scripts/deploy.sh', usage: /^The deploy suite \(test\/deploy\)/ },
+  { file: 'scripts/image.sh', usage: /^The container image, built with the project's own Dockerfile/ },
 ];
 
 function bash(args: readonly string[]): Promise<Ran> {

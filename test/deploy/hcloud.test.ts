@@ -67,6 +67,18 @@ for (const watch of [true, false]) {
         await cluster?.stop();
       });
 
+      test("the chart's defaults (R135): host network, the node's resolver, a secure port that is not the CCM's 10258", () => {
+        const spec = release.manifest().deployment.spec.template.spec;
+        assert.equal(spec.hostNetwork, true);
+        assert.equal(spec.dnsPolicy, 'Default');
+        const ports = spec.containers[0]!.ports ?? [];
+        assert.deepEqual(
+          ports.map((p) => p.containerPort),
+          [10272],
+        );
+        assert.ok(spec.containers[0]!.args!.includes('--secure-port=10272'));
+      });
+
       test('nodes register without pod CIDRs; IPAM assigns them; every node gets its route and NetworkUnavailable False', async () => {
         for (let i = 0; i < names.length; i++)
           await registerNode(cluster, names[i]!, `hcloud://${100 + i}`, `10.0.0.${10 + i}`);

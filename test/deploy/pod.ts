@@ -1,7 +1,9 @@
 /**
  * The kubelet's part for the chart's Deployment: runs its pod template as a container with podman,
  * exactly as the template says (image, args, env, volumes, securityContext, memory limit), in a
- * network namespace of its own (so two replicas each have their port 10258, as two pods have).
+ * network namespace of its own. With `hostNetwork: true` (the chart's default) that namespace
+ * stands for the host network of the node the pod landed on: one per pod, as the scheduler puts
+ * two pods that want one host port (a host-network pod's container ports are) on two nodes.
  * The pod reaches the control plane, moto and the API fakes on their loopback ports through
  * Unix-socket forwarders (test/deploy/forward.ts), and the test reaches the pod's container
  * ports the same way, as `kubectl port-forward` would.
@@ -37,6 +39,8 @@ export interface Container {
 export interface PodTemplate {
   spec: {
     serviceAccountName: string;
+    hostNetwork?: boolean;
+    dnsPolicy?: string;
     terminationGracePeriodSeconds?: number;
     securityContext?: { runAsUser?: number; runAsGroup?: number; runAsNonRoot?: boolean };
     containers: Container[];
@@ -167,8 +171,21 @@ export interface Pod {
 
 let podCounter = 0;
 
+/**
+ * The pod's resolver. `Default` (the node's resolv.conf, as the chart sets it) is podman's own
+ * default; this harness has no cluster DNS, so ClusterFirst (the default without hostNetwork) and
+ * ClusterFirstWithHostNet would leave the pod unable to resolve a name: refused.
+ */
+function checkDnsPolicy(spec: PodTemplate['spec']): void {
+  const policy = spec.dnsPolicy ?? 'ClusterFirst';
+  if (policy !== 'Default') {
+    throw new Error(`dnsPolicy ${policy}: this harness has no cluster DNS (only Default is modelled)`);
+  }
+}
+
 export async function startPod(o: PodOptions): Promise<Pod> {
   const c = o.template.spec.containers[0]!;
+  checkDnsPolicy(o.template.spec);
   podCounter += 1;
   const netns = `crc-pod-${process.pid}-${podCounter}`;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `routectl-pod-${o.name}-`));

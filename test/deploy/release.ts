@@ -152,15 +152,18 @@ function caFile(cluster: Cluster): string {
   return f;
 }
 
-/** GET over the pod's port-forward (HTTPS, the daemon's self-signed serving certificate). */
+/**
+ * GET over the pod's port-forward (HTTPS, the daemon's self-signed serving certificate), to
+ * containerPort or else the pod's first container port (the chart's `https`, --secure-port).
+ */
 export function podGet(
   pod: Pod,
   urlPath: string,
   token?: string,
-  containerPort = 10258,
+  containerPort?: number,
 ): Promise<{ status: number; body: string }> {
-  const port = pod.ports.get(containerPort);
-  if (port === undefined) throw new Error(`${pod.name} exposes no port ${containerPort}`);
+  const port = containerPort === undefined ? pod.ports.values().next().value : pod.ports.get(containerPort);
+  if (port === undefined) throw new Error(`${pod.name} exposes no port ${containerPort ?? '(none)'}`);
   return new Promise((resolve, reject) => {
     const req = https.request(
       {

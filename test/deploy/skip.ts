@@ -8,11 +8,7 @@ import { podmanEnv } from './pod.ts';
 
 export const IMAGE = 'cloud-route-controller:0.1.0';
 
-function missing(helm: string | undefined, needMoto: boolean): string | undefined {
-  if (testenvBinaries() === undefined || nodeAgentBinaries() === undefined)
-    return 'kube-apiserver/etcd/kube-controller-manager/kwok missing: run `bash scripts/testenv.sh build`';
-  if (helm === undefined) return 'helm missing: run `bash scripts/monitoring-tools.sh build`';
-  if (needMoto && motoSkip().skip !== false) return String(motoSkip().skip);
+function missingImage(): string | undefined {
   try {
     execFileSync('podman', ['image', 'exists', IMAGE], { env: podmanEnv(), stdio: 'ignore' });
   } catch {
@@ -21,8 +17,24 @@ function missing(helm: string | undefined, needMoto: boolean): string | undefine
   return undefined;
 }
 
+function missing(helm: string | undefined, needMoto: boolean): string | undefined {
+  if (testenvBinaries() === undefined || nodeAgentBinaries() === undefined)
+    return 'kube-apiserver/etcd/kube-controller-manager/kwok missing: run `bash scripts/testenv.sh build`';
+  if (helm === undefined) return 'helm missing: run `bash scripts/monitoring-tools.sh build`';
+  if (needMoto && motoSkip().skip !== false) return String(motoSkip().skip);
+  return missingImage();
+}
+
+/** The image alone (podman and a built image), for tests of the image itself. */
+export function imageSkip(): string | false {
+  return skipOrFail(missingImage());
+}
+
 export function deploySkip(helm: string | undefined, needMoto = true): string | false {
-  const reason = missing(helm, needMoto);
+  return skipOrFail(missing(helm, needMoto));
+}
+
+function skipOrFail(reason: string | undefined): string | false {
   if (reason === undefined) return false;
   if (process.env.CI === 'true') throw new Error(`${reason} (CI=true: a missing piece is a failure)`);
   return reason;

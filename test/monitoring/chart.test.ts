@@ -6,192 +6,28 @@
  * and the dashboard query are in test/integration/secure-serving.test.ts.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, describe, test, type TestContext } from 'node:test';
-import { parse, parseAllDocuments, stringify } from 'yaml';
+import { after, before, describe, test } from 'node:test';
+import { parse, stringify } from 'yaml';
 import { parseFlags } from '../../src/cli/flags.ts';
 import { apiRequest, requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
 import type { ControlPlane } from '../support/controlplane.ts';
 import { ROOT } from '../e2e/support.ts';
-
-type Obj = Record<string, unknown>;
-const CHART = path.join(ROOT, 'charts', 'cloud-route-controller');
-const FILES = path.join(CHART, 'files');
-
-interface Tools {
-  helm: string;
-  kustomize: string;
-  promtool: string;
-  crds: string;
-}
-
-function tools(): Tools | undefined {
-  const env: Record<string, string> = {};
-  const out = execFileSync('bash', [path.join(ROOT, 'scripts', 'monitoring-tools.sh'), 'paths'], {
-    encoding: 'utf8',
-  });
-  for (const line of out.split('\n')) {
-    const eq = line.indexOf('=');
-    if (eq > 0) env[line.slice(0, eq)] = line.slice(eq + 1);
-  }
-  const pick = (k: string): string => process.env[k] ?? env[k] ?? '';
-  const t = {
-    helm: pick('HELM'),
-    kustomize: pick('KUSTOMIZE'),
-    promtool: pick('PROMTOOL'),
-    crds: pick('PROMETHEUS_OPERATOR_CRDS'),
-  };
-  return Object.values(t).every((v) => v !== '' && fs.existsSync(v)) ? t : undefined;
-}
-
-const TOOLS = tools();
-
-function requireTools(t: TestContext): Tools | undefined {
-  if (TOOLS) return TOOLS;
-  const reason = 'helm/kustomize/promtool missing: run `bash scripts/monitoring-tools.sh build`';
-  if (process.env.CI === 'true') throw new Error(`${reason} (CI=true: missing tools are a failure)`);
-  t.skip(reason);
-  return undefined;
-}
-
-function run(bin: string, args: readonly string[], cwd = ROOT): string {
-  try {
-    return execFileSync(bin, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (err) {
-    const e = err as { stdout?: string; stderr?: string; message: string };
-    throw new Error(
-      `${path.basename(bin)} ${args.join(' ')}: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`,
-    );
-  }
-}
-
-function docs(text: string): Obj[] {
-  return parseAllDocuments(text)
-    .map((d) => d.toJS() as unknown)
-    .filter((o): o is Obj => typeof o === 'object' && o !== null);
-}
-
-interface Case {
-  readonly name: string;
-  readonly release: string;
-  readonly namespace: string;
-  readonly args: readonly string[];
-  /** The kustomization that must render the same objects. */
-  readonly kustomization?: string;
-}
-
-const CASES: readonly Case[] = [
-  {
-    name: 'defaults',
-    release: 'cloud-route-controller',
-    namespace: 'kube-system',
-    args: [],
-    kustomization: 'deploy',
-  },
-  {
-    name: 'ServiceMonitor and PrometheusRule',
-    release: 'cloud-route-controller',
-    namespace: 'kube-system',
-    args: ['--set', 'serviceMonitor.enabled=true', '--set', 'prometheusRule.enabled=true'],
-    kustomization: 'deploy/monitoring',
-  },
-  {
-    name: 'hcloud, own namespace and release, every option',
-    release: 'routes',
-    namespace: 'networking',
-    args: [
-      '--set',
-      'provider=hcloud',
-      '--set',
-      'clusterCIDRs={10.244.0.0/16,fd00:10:244::/56}',
-      '--set',
-      'watchBasedReconciliation=false',
-      '--set',
-      'replicas=3',
-      '--set',
-      'cloudConfig.existingSecret=hcloud-cloud-config',
-      '--set',
-      'metrics.tlsSecret=routes-serving-cert',
-      '--set',
-      'metrics.insecurePort=10270',
-      '--set',
-      'metrics.readers={monitoring/prometheus-k8s}',
-      '--set',
-      'serviceMonitor.enabled=true',
-      '--set',
-      'serviceMonitor.labels.release=kube-prometheus-stack',
-      '--set',
-      'prometheusRule.enabled=true',
-      '--set',
-      'grafanaDashboard.enabled=true',
-      '--set',
-      'hostNetwork=true',
-      '--set-json',
-      'extraArgs=["--route-resync-period=30m","-v=2"]',
-      '--set-json',
-      'extraEnv=[{"name":"HCLOUD_DEBUG","value":"false"}]',
-      '--set-json',
-      'envFrom=[{"secretRef":{"name":"hcloud"}}]',
-    ],
-  },
-  {
-    name: "openstack: openstack-cloud-controller-manager's cloud-config Secret whole at /etc/config, a CA from another Secret",
-    release: 'cloud-route-controller',
-    namespace: 'kube-system',
-    args: [
-      '--set',
-      'provider=openstack',
-      '--set',
-      'cloudConfig.existingSecret=cloud-config',
-      '--set',
-      'cloudConfig.existingSecretKey=cloud.conf',
-      '--set',
-      'cloudConfig.existingSecretMountPath=/etc/config',
-      '--set-json',
-      'extraVolumes=[{"name":"openstack-ca","secret":{"secretName":"openstack-ca"}}]',
-      '--set-json',
-      'extraVolumeMounts=[{"name":"openstack-ca","mountPath":"/etc/openstack-ca","readOnly":true}]',
-    ],
-  },
-  {
-    name: 'secure port off, plain metrics on',
-    release: 'cloud-route-controller',
-    namespace: 'kube-system',
-    args: ['--set', 'metrics.securePort=0', '--set', 'metrics.insecurePort=10270'],
-  },
-];
-
-function render(t: Tools, c: Case): Obj[] {
-  return docs(run(t.helm, ['template', c.release, CHART, '--namespace', c.namespace, ...c.args]));
-}
-
-function key(o: Obj): string {
-  const md = o['metadata'] as { name: string; namespace?: string };
-  return `${String(o['kind'])} ${md.namespace ?? ''}/${md.name}`;
-}
-
-/** Helm's bookkeeping labels are the only difference allowed between the chart and kustomize. */
-function normalize(objs: Obj[]): Map<string, Obj> {
-  const strip = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(strip);
-    if (typeof v !== 'object' || v === null) return v;
-    const out: Obj = {};
-    for (const [k, x] of Object.entries(v)) {
-      if (k === 'helm.sh/chart' || k === 'app.kubernetes.io/managed-by') continue;
-      out[k] = strip(x);
-    }
-    return out;
-  };
-  return new Map(objs.map((o) => [key(o), strip(o) as Obj]));
-}
-
-function deploymentArgs(objs: Obj[]): string[] {
-  const dep = objs.find((o) => o['kind'] === 'Deployment')!;
-  const spec = ((dep['spec'] as Obj)['template'] as { spec: { containers: { args: string[] }[] } }).spec;
-  return spec.containers[0]!.args;
-}
+import {
+  CASES,
+  CHART,
+  FILES,
+  TOOLS,
+  deploymentArgs,
+  docs,
+  key,
+  normalize,
+  render,
+  requireTools,
+  run,
+  type Obj,
+} from './chart-support.ts';
 
 describe('Helm chart and kustomizations', { timeout: 300_000 }, () => {
   test('helm lint passes for every value combination', (t) => {
@@ -290,12 +126,32 @@ describe('Helm chart and kustomizations', { timeout: 300_000 }, () => {
     assert.ok(deploymentArgs(defaults).includes('--cloud-config=/etc/cloud-route-controller/cloud.yaml'));
   });
 
-  test('the PrometheusRule and the dashboard ConfigMap carry files/ unchanged', (t) => {
+  test("the PrometheusRule carries files/alerts.yaml with the release's Lease name, the dashboard ConfigMap files/ unchanged", (t) => {
     const tl = requireTools(t);
     if (!tl) return;
     const objs = render(tl, CASES[2]!);
     const rule = objs.find((o) => o['kind'] === 'PrometheusRule')!;
-    assert.deepEqual(rule['spec'], parse(fs.readFileSync(path.join(FILES, 'alerts.yaml'), 'utf8')));
+    // The Lease name is the release's (routes-cloud-route-controller), the rest files/alerts.yaml.
+    const lease = parseFlags(deploymentArgs(objs).slice(1)).flags.resourceName;
+    assert.equal(lease, 'routes-cloud-route-controller');
+    const source = fs.readFileSync(path.join(FILES, 'alerts.yaml'), 'utf8');
+    assert.deepEqual(
+      rule['spec'],
+      parse(source.replaceAll('name="cloud-route-controller"', `name="${lease}"`)),
+    );
+    const exprs = (rule['spec'] as { groups: { rules: { alert: string; expr: string }[] }[] }).groups
+      .flatMap((g) => g.rules)
+      .filter((r) => r.expr.includes('leader_election_master_status'));
+    assert.deepEqual(exprs.map((r) => r.alert).sort(), [
+      'CloudRouteControllerAbsent',
+      'CloudRouteControllerNoLeader',
+    ]);
+    for (const r of exprs) {
+      assert.ok(r.expr.includes(`name="${lease}"`), `${r.alert}: ${r.expr}`);
+      assert.ok(!r.expr.includes('name="cloud-route-controller"'), `${r.alert}: the default release's Lease`);
+    }
+    const defaults = render(tl, CASES[1]!).find((o) => o['kind'] === 'PrometheusRule')!;
+    assert.deepEqual(defaults['spec'], parse(source), 'the default release: files/alerts.yaml unchanged');
     const cm = objs.find((o) => key(o) === 'ConfigMap networking/routes-cloud-route-controller-dashboard')!;
     const json = (cm['data'] as Record<string, string>)['cloud-route-controller.json']!;
     assert.deepEqual(

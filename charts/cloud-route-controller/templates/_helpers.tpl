@@ -14,8 +14,12 @@
 app.kubernetes.io/name: {{ include "crc.fullname" . }}
 {{- end -}}
 
+{{/* Every object's labels: the selector (unchanged across upgrades: a Deployment's selector is
+immutable) and the standard instance, version, managed-by and chart labels. */}}
 {{- define "crc.labels" -}}
 {{ include "crc.selector" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
