@@ -4,20 +4,9 @@
 # Extra arguments are passed to node (e.g. --test-name-pattern=...).
 # Env: MONITORING_TIMEOUT (s, default 600).
 set -euo pipefail
-# --help prints this header; arguments other than node's --test-* flags are an error (exit 2).
-for arg in "$@"; do
-  case "$arg" in
-    -h | --help)
-      sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
-      exit 0
-      ;;
-    --test-*) ;;
-    *)
-      echo "error: unknown argument '$arg': only node's --test-* flags are passed on (see $0 --help)" >&2
-      exit 2
-      ;;
-  esac
-done
+# shellcheck source=scripts/suite-args.sh
+source "$(dirname "${BASH_SOURCE[0]}")/suite-args.sh"
+check_suite_args "$@"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
