@@ -1,8 +1,9 @@
 // R115–R118 on the aws plug-in against moto_server: the route table's routes against the
 // "Routes per route table" quota that moto's Service Quotas reports (the plug-in's own signed
 // GetServiceQuota), read once per refresh, not per reconcile; the controller's gauges and
-// view. moto does not refuse a route beyond the quota (its CreateRoute has no limit), so the
-// refused create is tested on the memory, hcloud and gce fakes.
+// view; and a full table: moto run with EC2's quota enforced (testenv/moto/serve.py, which moto
+// itself lacks) refuses the creates beyond it with RouteLimitExceeded, the Event names the limit
+// and how to raise it, and no live node's route is removed to make room.
 // Run: scripts/moto.sh && node --test test/integration/aws-room.test.ts
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -120,5 +121,74 @@ describe('aws: the route table’s room against moto (R115–R118)', motoSkip(),
       [room?.limit, room?.used, quotaReads],
       [3, (await tableRoutes(ec2, f.tableId)).length, 0],
     );
+  });
+
+  describe('a full table: moto refusing creates beyond the quota, as EC2 does', () => {
+    const LIMIT = 6;
+    let limited: Moto;
+    let lec2: EC2Client;
+    let lplugin: PluginEc2Client;
+    before(async () => {
+      limited = await startMoto({ routesPerTable: LIMIT });
+      const config = {
+        endpoint: limited.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+        maxAttempts: 1,
+      };
+      lec2 = new EC2Client(config);
+      lplugin = new PluginEc2Client(config);
+    });
+    after(async () => {
+      lec2?.destroy();
+      lplugin?.destroy();
+      await limited?.stop();
+    });
+
+    test('the refused nodes get an Event naming the limit; the routed ones keep their routes', async () => {
+      const f = await createFixture(lec2, CLUSTER, 6);
+      const before = (await tableRoutes(lec2, f.tableId)).length;
+      const room = LIMIT - before;
+      assert.ok(room > 0 && room < 6, `the table holds ${before} routes before the cluster's`);
+      const cluster = new MemoryCluster();
+      for (const n of nodesFor(f))
+        cluster.createNode({
+          name: n.metadata!.name!,
+          uid: n.metadata!.uid!,
+          providerID: n.spec!.providerID!,
+          podCIDRs: n.spec!.podCIDRs!,
+          addresses: n.status!.addresses!,
+        });
+      const limit = new RouteTableLimit({ client: lplugin, configured: LIMIT });
+      const registry = new Registry();
+      const controller = new RouteController({
+        routes: new AwsRoutes(lplugin, {}, cluster, limit),
+        nodes: cluster,
+        statusWriter: cluster,
+        recorder: cluster,
+        logger: new MemoryLogger(),
+        registry,
+        clusterName: CLUSTER,
+        clusterCIDRs: ['10.244.0.0/16'],
+      });
+      const signal = new AbortController().signal;
+      const routed: string[][] = [];
+      for (let i = 0; i < 3; i++) {
+        await controller.reconcileOnce('periodic', signal);
+        routed.push((await tableRoutes(lec2, f.tableId)).map((r) => r.DestinationCidrBlock ?? '').sort());
+      }
+      assert.equal(routed[0]!.length, LIMIT, 'the table filled up to the quota');
+      assert.deepEqual(routed[1], routed[0], 'nothing removed to make room');
+      assert.deepEqual(routed[2], routed[0]);
+      const refused = cluster.events.filter((e) => e.reason === 'FailedToCreateRoute');
+      assert.ok(refused.length >= 6 - room, `${refused.length} refusals`);
+      for (const e of refused) {
+        assert.match(e.message, /RouteLimitExceeded/);
+        assert.match(e.message, new RegExp(`holds ${LIMIT} of its limit of ${LIMIT} routes`));
+        assert.match(e.message, /no route of a live node is removed to make room/);
+      }
+      assert.equal(await gauge(registry, 'route_controller_route_table_route_limit'), LIMIT);
+      assert.equal(await gauge(registry, 'route_controller_route_table_routes', { owner: 'cluster' }), room);
+    });
   });
 });

@@ -100,7 +100,16 @@ function tail(file: string): string {
   }
 }
 
-export async function startMoto(options: { readyTimeoutMs?: number } = {}): Promise<Moto> {
+/** testenv/moto/serve.py: moto_server with EC2's routes-per-table quota (RouteLimitExceeded). */
+const LIMITED_SERVER = path.join(import.meta.dirname, '..', '..', 'testenv', 'moto', 'serve.py');
+
+export interface MotoOptions {
+  readyTimeoutMs?: number;
+  /** Refuse a CreateRoute into a table that holds this many routes, as EC2's quota does. */
+  routesPerTable?: number;
+}
+
+export async function startMoto(options: MotoOptions = {}): Promise<Moto> {
   const server = motoServerPath();
   if (server === undefined) throw new Error('moto_server not installed: run scripts/moto.sh');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'moto-'));
@@ -109,10 +118,17 @@ export async function startMoto(options: { readyTimeoutMs?: number } = {}): Prom
   const logFd = openSync(logFile, 'w');
   const port = await freePort();
   const endpoint = `http://127.0.0.1:${port}`;
-  const child = spawn(server, ['-H', '127.0.0.1', '-p', String(port)], {
-    stdio: ['ignore', logFd, logFd],
-    env: motoEnv(),
-  });
+  const args = ['-H', '127.0.0.1', '-p', String(port)];
+  const limited = options.routesPerTable !== undefined;
+  // The venv's python runs the wrapper, with moto_server's arguments.
+  const child = spawn(
+    limited ? path.join(path.dirname(server), 'python3') : server,
+    limited ? [LIMITED_SERVER, ...args] : args,
+    {
+      stdio: ['ignore', logFd, logFd],
+      env: { ...motoEnv(), ...(limited ? { MOTO_ROUTES_PER_TABLE: String(options.routesPerTable) } : {}) },
+    },
+  );
   closeSync(logFd);
   // A test process that ends mid-run (or is interrupted) must not leave moto behind.
   const killOnExit = (): void => {
