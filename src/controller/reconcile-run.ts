@@ -8,7 +8,7 @@ import type { Logger } from '../core/ports.ts';
 import type { ReconcileScope } from '../core/types.ts';
 import type { ExecutionResult } from './executor.ts';
 import type { Outcome, Trigger } from './metrics.ts';
-import type { ReconcileReport, RouteSource } from './reconcile.ts';
+import type { ReconcileReport, RouteSource } from './reconcile-types.ts';
 
 export type FailureKind = ErrorKind | 'timeout' | 'list' | 'condition';
 

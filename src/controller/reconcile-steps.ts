@@ -12,7 +12,7 @@ import { executePlan, type ExecutionResult, type OpResult } from './executor.ts'
 import type { Outcome } from './metrics.ts';
 import type { ConditionResult, NodeConditions } from './node-conditions.ts';
 import { logDryRunPlan, logNodeActions, reportPlanProblems } from './plan-report.ts';
-import type { ReconcileDeps, ReconcileReport } from './reconcile.ts';
+import type { ReconcileDeps, ReconcileReport } from './reconcile-types.ts';
 import { NOTHING_DONE, type ReconcileCounts, type ReconcileRun } from './reconcile-run.ts';
 
 /** The writes one reconcile makes: its plan less the deletes only a list may make (R67). */
