@@ -18,6 +18,7 @@ import { RouteTableLimit } from '../../src/cloud/aws/room.ts';
 import { httpFetch, type FetchLike } from '../../src/platform/http-fetch.ts';
 import { createFixture, nodesFor, tableRoutes } from '../support/ec2-fixture.ts';
 import { motoSkip, startMoto, type Moto } from '../support/moto.ts';
+import { formatRoom } from '../../src/cli/plan.ts';
 
 process.env.AWS_EC2_METADATA_DISABLED = 'true';
 const CLUSTER = 'test-cluster';
@@ -174,7 +175,15 @@ describe('aws: the route table’s room against moto (R115–R118)', motoSkip(),
       const signal = new AbortController().signal;
       const routed: string[][] = [];
       for (let i = 0; i < 3; i++) {
-        await controller.reconcileOnce('periodic', signal);
+        const report = await controller.reconcileOnce('periodic', signal);
+        // R119: what `plan` prints of the room, from moto's table (once the table is full).
+        if (i > 0)
+          assert.match(
+            formatRoom(controller.routeTableRoom(), report.plan!),
+            new RegExp(
+              `^Route table room: route table ${f.tableId} holds ${LIMIT} of its limit of ${LIMIT} routes .*: 0 left, 0 after this plan \\(${6 - room} create\\(s\\) would be refused: `,
+            ),
+          );
         routed.push((await tableRoutes(lec2, f.tableId)).map((r) => r.DestinationCidrBlock ?? '').sort());
       }
       assert.equal(routed[0]!.length, LIMIT, 'the table filled up to the quota');

@@ -13,6 +13,7 @@ import { ComputeClient, GceRoutes, parseGceCloudConfig } from '../../src/cloud/g
 import { QUOTA_REFRESH_MS } from '../../src/cloud/gce/room.ts';
 import { gceFakeSkip, startGceFake } from '../support/gce-fake.ts';
 import type { GceFake } from '../support/gce-fake.ts';
+import { formatRoom } from '../../src/cli/plan.ts';
 
 const PROJECT = 'k8s-project';
 const ZONE = 'europe-west1-b';
@@ -91,6 +92,11 @@ describe('gce: the project’s ROUTES quota (R115–R118)', { ...gceFakeSkip(), 
     for (let i = 0; i < 3; i++) {
       const report = await controller.reconcileOnce('periodic', signal);
       assert.deepEqual([...report.failureKinds], ['quota_exceeded']);
+      // R119: what `plan` prints of the room, from the fake's quota.
+      assert.match(
+        formatRoom(controller.routeTableRoom(), report.plan!),
+        /^Route table room: project k8s-project \(ROUTES quota\) holds 3 of its limit of 3 routes \(2 of this cluster, 1 others\): 0 left, 0 after this plan \(1 create\(s\) would be refused: /,
+      );
     }
     const reqs = await fake.requests();
     assert.equal(

@@ -10,6 +10,7 @@ import { HcloudRoutes } from './index.ts';
 import { networkRoom, HCLOUD_DEFAULT_ROUTE_LIMIT } from './room.ts';
 import { callOpts, NET, setup } from './testing/helpers.ts';
 import { parseHcloudConfig } from './config.ts';
+import { formatRoom } from '../../cli/plan.ts';
 
 async function gauge(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
   const m = await registry.getSingleMetric(name)!.get();
@@ -87,6 +88,11 @@ describe('hcloud: the network’s room (R115–R118)', () => {
       const report = await controller.reconcileOnce('periodic', signal);
       assert.equal(report.outcome, 'error');
       assert.deepEqual([...report.failureKinds], ['quota_exceeded']);
+      // R119: what `plan` prints of the room, from the fake's network.
+      assert.match(
+        formatRoom(controller.routeTableRoom(), report.plan!),
+        /^Route table room: network k8s \(7\) holds 3 of its limit of 3 routes \(2 of this cluster, 1 others\): 0 left, 0 after this plan \(1 create\(s\) would be refused: /,
+      );
       const reads = fake.requests.filter((r) => r.method === 'GET' && !r.path.startsWith('/v1/actions/'));
       // The list's reads (network, servers) and the refused create's read of the network:
       // nothing for the room.
