@@ -13,6 +13,7 @@ import { AzureRoutes, createNetworkClient, routeTableApi } from '../../src/cloud
 import type { AzureCredential } from '../../src/cloud/azure/index.ts';
 import { azureFakeSkip, startAzureFake } from '../support/azure-fake.ts';
 import type { AzureFake } from '../support/azure-fake.ts';
+import { formatRoom } from '../../src/cli/plan.ts';
 
 const SUB = '00000000-0000-0000-0000-0000000000a1';
 const RG = 'k8s-rg';
@@ -85,6 +86,12 @@ describe('azure: the route table’s room (R115–R118)', { ...azureFakeSkip(), 
     for (let i = 0; i < 2; i++) {
       const report = await controller.reconcileOnce('periodic', signal);
       assert.deepEqual([...report.failureKinds], ['quota_exceeded']);
+      // R119: what `plan` prints of the room, from the fake's table (once it is full).
+      if (i > 0)
+        assert.match(
+          formatRoom(controller.routeTableRoom(), report.plan!),
+          /^Route table room: route table k8s-routes in resource group k8s-rg holds 3 of its limit of 3 routes \(2 of this cluster, 1 others\): 0 left, 0 after this plan \(1 create\(s\) would be refused: /,
+        );
     }
     const reqs = (await fake.requests()).slice(before);
     // The first reconcile's one PUT with the two routes that fit (and its polls); the lists' GETs;
