@@ -1,27 +1,30 @@
-// Handover from cloud-provider-aws's route controller, and rollback to it, against moto.
-// Handover: moto holds the table exactly as that CCM writes it and the nodes carry the
-// condition its route controller leaves; the controller, started with that CCM's INI
-// cloud.conf and command line, writes no route and patches no condition. Rollback: the routes
-// the controller wrote for new nodes are read back with a mirror of that CCM's ListRoutes
-// (k8s.io/cloud-provider-aws v1.37.1 pkg/providers/v1/aws_routes.go), which finds each IPv4
-// one as its own with the right target, and none of the IPv6 ones (its hazard: it skips
-// routes without DestinationCidrBlock, docs/migration.md).
-// Run: scripts/moto.sh && node --test test/integration/aws-handover.test.ts
+// Handover from cloud-provider-aws's route controller, and rollback to it, against moto, with
+// that CCM's own route code (k8s.io/cloud-provider-aws v1.37.1, built by scripts/aws-upstream.sh
+// from testenv/aws-upstream) reading the same INI cloud.conf the controller is given.
+// Handover: upstream's CreateRoute writes the table and the nodes carry the condition its route
+// controller leaves; the controller, started with that CCM's cloud.conf and command line, writes
+// no route and patches no condition. Rollback: upstream's ListRoutes reads back the routes the
+// controller wrote for new nodes, finds each IPv4 one as its own with the right target node, and
+// none of the IPv6 ones (its hazard: it skips routes without DestinationCidrBlock,
+// docs/migration.md).
+// Run: scripts/moto.sh && scripts/aws-upstream.sh build &&
+//      node --test test/integration/aws-handover.test.ts
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import {
-  CreateRouteCommand,
-  DescribeRouteTablesCommand,
-  EC2Client,
-  ModifyInstanceAttributeCommand,
-} from '@aws-sdk/client-ec2';
+import { DescribeInstanceAttributeCommand, DescribeRouteTablesCommand, EC2Client } from '@aws-sdk/client-ec2';
 import type { Route as Ec2Route } from '@aws-sdk/client-ec2';
 import { parseFlags } from '../../src/cli/flags.ts';
-import { awsProviderFactory, instanceIdFromProviderID } from '../../src/cloud/aws/index.ts';
+import { awsProviderFactory } from '../../src/cloud/aws/index.ts';
 import { MemoryCluster } from '../../src/cluster/memory-cluster.ts';
 import { RouteController } from '../../src/controller/route-controller.ts';
 import { RealClock } from '../../src/core/clock.ts';
 import type { CallOptions, Route, Routes } from '../../src/core/types.ts';
+import {
+  awsUpstreamSkip,
+  upstreamCreateRoute,
+  upstreamListRoutes,
+  type UpstreamNode,
+} from '../support/aws-upstream.ts';
 import { createTable, createVpc, runInstances, ZONE } from '../support/ec2-fixture.ts';
 import { motoSkip, startMoto, type Moto } from '../support/moto.ts';
 
@@ -40,12 +43,18 @@ let moto: Moto;
 let ec2: EC2Client;
 let tableId: string;
 let instances: { id: string; privateIp: string }[];
+let vpcId: string;
+let subnetId: string;
 let savedEnv: NodeJS.ProcessEnv;
 
-/** The CCM's cloud.conf and its command line, as its manifest writes them (routes on). */
+/**
+ * The CCM's cloud.conf and its command line, as its manifest writes them (routes on). VPC and
+ * SubnetID are how that CCM runs off EC2 (upstream's "different account or on-premises" case):
+ * without them it asks the instance metadata service which instance it runs on.
+ */
 function ccm(): { conf: string; argv: string[] } {
   const conf =
-    `[Global]\nRegion = ${REGION}\nKubernetesClusterID = ${CLUSTER_ID}\n` +
+    `[Global]\nRegion = ${REGION}\nKubernetesClusterID = ${CLUSTER_ID}\nVPC = ${vpcId}\nSubnetID = ${subnetId}\n` +
     `[ServiceOverride "ec2"]\nService = EC2\nRegion = ${REGION}\nURL = ${moto.endpoint}\nSigningRegion = ${REGION}\n`;
   const argv = [
     '--v=2',
@@ -83,30 +92,21 @@ function counting(inner: Routes): { routes: Routes; writes: string[] } {
   };
 }
 
-/**
- * cloud-provider-aws v1.37.1 ListRoutes, mirrored: every route with a DestinationCidrBlock;
- * blackholes as such; an instance route's node is the node whose providerID names the instance.
- */
-function upstreamListRoutes(routes: Ec2Route[], cluster: MemoryCluster): { cidr: string; node: string }[] {
-  const byInstance = new Map<string, string>();
-  for (const n of cluster.list()) {
-    const id = instanceIdFromProviderID(n.spec?.providerID ?? '');
-    if (id !== undefined) byInstance.set(id, n.metadata!.name!);
-  }
-  const out: { cidr: string; node: string }[] = [];
-  for (const r of routes) {
-    const cidr = r.DestinationCidrBlock ?? '';
-    if (cidr === '') continue;
-    if (r.State === 'blackhole') out.push({ cidr, node: '(blackhole)' });
-    else if (r.InstanceId) {
-      const node = byInstance.get(r.InstanceId);
-      if (node !== undefined) out.push({ cidr, node });
-    }
-  }
-  return out.sort((a, b) => a.cidr.localeCompare(b.cidr));
+/** The nodes as upstream's node informer would hold them. */
+function upstreamNodes(cluster: MemoryCluster): UpstreamNode[] {
+  return cluster.list().map((n) => ({ name: n.metadata!.name!, providerID: n.spec?.providerID ?? '' }));
 }
 
-describe('handover from and rollback to cloud-provider-aws, against moto', motoSkip(), () => {
+/** Upstream's ListRoutes, as name and target node per destination. */
+async function upstreamSees(cluster: MemoryCluster): Promise<{ cidr: string; node: string }[]> {
+  const routes = await upstreamListRoutes(ccm().conf, upstreamNodes(cluster), CLUSTER_ID);
+  for (const r of routes) assert.equal(r.name, `${CLUSTER_ID}-${r.destinationCIDR}`);
+  return routes.map((r) => ({ cidr: r.destinationCIDR, node: r.blackhole ? '(blackhole)' : r.targetNode }));
+}
+
+const skip = motoSkip().skip || awsUpstreamSkip().skip;
+
+describe('handover from and rollback to cloud-provider-aws, against moto', { skip }, () => {
   const cluster = new MemoryCluster({ clock: new RealClock() });
   let controller: RouteController;
   let writes: string[];
@@ -122,28 +122,24 @@ describe('handover from and rollback to cloud-provider-aws, against moto', motoS
       region: REGION,
       credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
     });
-    const { vpcId, subnetId } = await createVpc(ec2);
+    ({ vpcId, subnetId } = await createVpc(ec2));
     tableId = await createTable(ec2, vpcId, CLUSTER_ID, 'owned');
     instances = await runInstances(ec2, subnetId, 5);
-    // Three nodes the CCM routed: source/destination check off, then one IPv4 route each.
+    // Three nodes the CCM routed, each with upstream's own CreateRoute (which also turns the
+    // instance's source/destination check off).
     for (let i = 0; i < 3; i++) {
       const inst = instances[i]!;
-      await ec2.send(
-        new ModifyInstanceAttributeCommand({ InstanceId: inst.id, SourceDestCheck: { Value: false } }),
-      );
-      await ec2.send(
-        new CreateRouteCommand({
-          RouteTableId: tableId,
-          DestinationCidrBlock: `10.244.${i}.0/24`,
-          InstanceId: inst.id,
-        }),
-      );
       cluster.createNode({
         name: `ip-10-0-1-${i}.ec2.internal`,
         podCIDRs: [`10.244.${i}.0/24`],
         providerID: `aws:///${ZONE}/${inst.id}`,
         addresses: [{ type: 'InternalIP', address: inst.privateIp }],
         conditions: [ROUTED],
+      });
+      await upstreamCreateRoute(ccm().conf, upstreamNodes(cluster), CLUSTER_ID, {
+        nameHint: `uid-${i}`,
+        node: `ip-10-0-1-${i}.ec2.internal`,
+        cidr: `10.244.${i}.0/24`,
       });
     }
     const { conf, argv } = ccm();
@@ -171,6 +167,20 @@ describe('handover from and rollback to cloud-provider-aws, against moto', motoS
 
   test('handover: the CCM-written table and conditions need no route write and no condition patch', async () => {
     const before = await tableRoutes();
+    // What upstream's CreateRoute left: one route per node to its instance, source/dest check off.
+    for (let i = 0; i < 3; i++) {
+      const route = before.find((r) => r.DestinationCidrBlock === `10.244.${i}.0/24`);
+      assert.equal(route?.InstanceId, instances[i]!.id);
+      const attr = await ec2.send(
+        new DescribeInstanceAttributeCommand({ InstanceId: instances[i]!.id, Attribute: 'sourceDestCheck' }),
+      );
+      assert.equal(attr.SourceDestCheck?.Value, false);
+    }
+    assert.deepEqual(await upstreamSees(cluster), [
+      { cidr: '10.244.0.0/24', node: 'ip-10-0-1-0.ec2.internal' },
+      { cidr: '10.244.1.0/24', node: 'ip-10-0-1-1.ec2.internal' },
+      { cidr: '10.244.2.0/24', node: 'ip-10-0-1-2.ec2.internal' },
+    ]);
     const report = await controller.reconcileOnce('periodic', new AbortController().signal);
     assert.equal(report.outcome, 'noop', report.error);
     assert.deepEqual(writes, []);
@@ -198,8 +208,7 @@ describe('handover from and rollback to cloud-provider-aws, against moto', motoS
       'create 10.244.4.0/24',
       'create fd00:10:244:4::/64',
     ]);
-    const seen = upstreamListRoutes(await tableRoutes(), cluster);
-    assert.deepEqual(seen, [
+    assert.deepEqual(await upstreamSees(cluster), [
       { cidr: '10.244.0.0/24', node: 'ip-10-0-1-0.ec2.internal' },
       { cidr: '10.244.1.0/24', node: 'ip-10-0-1-1.ec2.internal' },
       { cidr: '10.244.2.0/24', node: 'ip-10-0-1-2.ec2.internal' },
