@@ -183,6 +183,6 @@ export const QUICK: SuiteConfig = {
   },
   ipam: undefined,
   scale: undefined,
-  // The same cloud, fewer nodes: the burst, then 50 more at 5/s (10 s by the cloud's own bound).
-  throttle: { ...THROTTLE, nodes: 100, timeoutMs: 90_000, stallMs: 30_000 },
+  // The same cloud, fewer nodes: the burst, then 30 more at 5/s (6 s by the cloud's own bound).
+  throttle: { ...THROTTLE, nodes: 80, timeoutMs: 60_000, stallMs: 15_000 },
 };
