@@ -208,8 +208,13 @@ function writePacer(
   const onRate = (r: number): void => metrics?.cloudWriteBudget.set(r);
   if (qps === 'auto') {
     const limit = options.cloudWriteLimit;
-    if (!(options.watchBasedReconciliation ?? false) || limit === undefined || limit === 'unlimited')
-      return new AdaptiveWritePacer(clock, { kind: 'learning', onRate });
+    const watch = options.watchBasedReconciliation ?? false;
+    if (!watch || limit === undefined || limit === 'unlimited') {
+      // R137: a cloud that says it has no limit is not probed slowly, nor is one in periodic mode,
+      // whose period already spaces the retries and where a throttle costs a whole period.
+      const slowStart = watch && limit !== 'unlimited';
+      return new AdaptiveWritePacer(clock, { kind: 'learning', onRate, slowStart });
+    }
     const budget = budgetForLimit(limit);
     const burst = burstFlag || budget.burst;
     return new AdaptiveWritePacer(clock, { kind: 'adaptive', qps: budget.qps, burst, onRate });

@@ -88,6 +88,40 @@ describe(`a 200-join burst into a throttling cloud (seed ${SEED})`, () => {
     });
   }
 
+  describe('first contact (R137): the joins handed over at once or spread, the cloud unknown', () => {
+    for (const joinWindowMs of [0, 100, 500, 2000])
+      for (const latencyMs of [50, 200])
+        it(`joins within ${joinWindowMs} ms, ${latencyMs} ms per call: <= 250 createRoute calls, within 1.1x the cloud's bound`, async () => {
+          const r = await runThrottleBurst({
+            pacing: { kind: 'undeclared' },
+            mode: 'watch',
+            cloud: CLOUD,
+            nodes: NODES,
+            joinWindowMs,
+            latencyMs,
+            seed: SEED,
+          });
+          assert.equal(r.routed, NODES, show(r));
+          assert.ok(r.creates <= 250, show(r));
+          assert.ok(r.convergedMs! <= 1.1 * cloudBoundMs({ cloud: CLOUD, nodes: NODES }), show(r));
+        });
+
+    const roomy: WriteLimit = { qps: 10_000, burst: 10_000 };
+    for (const [nodes, boundMs] of [
+      [200, 5000],
+      [1000, 7000],
+    ] as const)
+      it(`a cloud that takes everything: ${nodes} joins at once routed within ${boundMs / 1000} s, nothing refused`, async () => {
+        const at = { mode: 'watch', cloud: roomy, nodes, joinWindowMs: 0, seed: SEED } as const;
+        const r = await runThrottleBurst({ pacing: { kind: 'undeclared' }, ...at });
+        assert.equal(r.refused, 0, show(r));
+        assert.ok(r.convergedMs! <= boundMs, show(r));
+        assert.ok(r.convergedMs! > 2000, `the slow start paced them: ${show(r)}`);
+        const unlimited = await runThrottleBurst({ pacing: { kind: 'unlimited' }, ...at });
+        assert.ok(unlimited.convergedMs! <= 500, `'unlimited' is not slowed: ${show(unlimited)}`);
+      });
+  });
+
   const PROVIDERS: Record<string, WriteLimit> = {
     aws: AWS_WRITE_LIMIT,
     azure: AZURE_WRITE_LIMIT,

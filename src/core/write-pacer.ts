@@ -5,13 +5,16 @@
 //   answer cuts the rate once per congestion episode (answers to writes that
 //   started before the last cut do not cut again) and honours the answer's
 //   retry time; the rate then recovers with elapsed time, never above the start.
-// - learning: unpaced until the cloud first throttles, then adaptive from the
-//   rate the cloud had just accepted (R111): a provider that declares no limit
-//   still never retries a throttling cloud at full concurrency.
+// - learning: until the cloud first throttles, a slow start (R137: 10 writes
+//   at once, the rate doubling every second, again after a pause) or unpaced
+//   (a provider that declares 'unlimited'); then adaptive from the rate the
+//   cloud had just accepted (R111): a provider that declares no limit still
+//   never retries a throttling cloud at full concurrency.
 // - fixed (--cloud-write-qps N): keeps its rate and only honours retry times.
 // A hand-written AIMD limiter: the token-bucket libraries on npm have fixed
 // rates and no notion of a cloud's throttle signal.
 import { sleep, type Clock } from './clock.ts';
+import { SlowStart } from './slow-start.ts';
 
 /** A cloud's write limit as its documentation states it (R68). */
 export interface WriteLimit {
@@ -97,6 +100,8 @@ export interface WritePacerOptions {
   readonly burst?: number;
   /** Observer of rate changes (the budget gauge). */
   readonly onRate?: (qps: number) => void;
+  /** Learning only: slow start until the first throttle (R137); false: unpaced until then. */
+  readonly slowStart?: boolean;
 }
 
 export class AdaptiveWritePacer implements WritePacer {
@@ -120,6 +125,8 @@ export class AdaptiveWritePacer implements WritePacer {
   private epoch = 0;
   /** R111: completion times of recent accepted writes (learning, before it engages). */
   private readonly accepted: number[] = [];
+  /** R137: the slow start of a learning pacer before it engages (undefined: unpaced). */
+  private readonly slow: SlowStart | undefined;
 
   constructor(clock: Clock, opts: WritePacerOptions) {
     this.clock = clock;
@@ -127,6 +134,7 @@ export class AdaptiveWritePacer implements WritePacer {
     this.onRate = opts.onRate;
     this.last = clock.now();
     this.engaged = opts.kind !== 'learning';
+    this.slow = opts.kind === 'learning' && opts.slowStart === true ? new SlowStart(clock) : undefined;
     if (this.engaged) {
       const qps = opts.qps ?? Number.NaN;
       const burst = opts.burst ?? Number.NaN;
@@ -143,7 +151,17 @@ export class AdaptiveWritePacer implements WritePacer {
   async wait(signal: AbortSignal): Promise<void> {
     if (signal.aborted) await sleep(this.clock, 0, signal);
     this.settleLearning();
+    if (!this.engaged && this.slow !== undefined) {
+      const ms = this.slow.reserve();
+      if (ms > 0) await sleep(this.clock, ms, signal);
+      // A throttle while this write waited engaged the pacer: the write takes its turn there.
+      if (!this.engaged) return;
+    }
     if (!this.engaged) return;
+    await this.waitEngaged(signal);
+  }
+
+  private async waitEngaged(signal: AbortSignal): Promise<void> {
     this.refill();
     this.tokens -= 1;
     const epoch = this.epoch;
@@ -188,7 +206,7 @@ export class AdaptiveWritePacer implements WritePacer {
 
   nextWriteInMs(): number {
     this.settleLearning();
-    if (!this.engaged) return 0;
+    if (!this.engaged) return this.slow?.nextWriteInMs() ?? 0;
     this.refill();
     const rate = this.rateAt(this.clock.now());
     const debt = this.tokens >= 1 ? 0 : Math.ceil(((1 - this.tokens) / rate) * 1000);
@@ -220,6 +238,8 @@ export class AdaptiveWritePacer implements WritePacer {
     if (now - this.lastThrottleAt < LEARNING_QUIET_MS || this.rateAt(now) < this.ceiling) return;
     this.engaged = false;
     this.accepted.length = 0;
+    // R137: writes that keep flowing carry on from the rate learnt, not from the first 10.
+    this.slow?.restartAt(this.ceiling);
   }
 
   private start(qps: number, burst: number, tokens: number): void {

@@ -16,6 +16,8 @@ import type { WriteLimit } from '../core/write-pacer.ts';
 export type PacingConfig =
   /** The library's default for a provider that declares no limit. */
   | { readonly kind: 'undeclared' }
+  /** A provider that declares `'unlimited'` (no slow start, R137). */
+  | { readonly kind: 'unlimited' }
   /** `--cloud-write-qps=auto` with the provider declaring `declared` (the daemon's default). */
   | { readonly kind: 'declared'; readonly declared: WriteLimit }
   /** `--cloud-write-qps=N` (`--cloud-write-burst`). */
@@ -65,6 +67,8 @@ function pacingOptions(p: PacingConfig): Partial<RouteControllerOptions> {
   switch (p.kind) {
     case 'undeclared':
       return {};
+    case 'unlimited':
+      return { cloudWriteLimit: 'unlimited' };
     case 'declared':
       return { cloudWriteLimit: p.declared };
     case 'fixed':

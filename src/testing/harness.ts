@@ -47,6 +47,8 @@ export function harness(o: HarnessOptions = {}) {
     clusterName,
     clusterCIDRs: o.clusterCIDRs ?? ['10.120.0.0/16'],
     onReconcile: (r) => reports.push(r),
+    // As the memory provider declares it: a cloud without a write limit is not probed slowly (R137).
+    ...(o.cloud?.writeRateLimit === undefined ? { cloudWriteLimit: 'unlimited' as const } : {}),
     ...o.controller,
   });
   const stop = new AbortController();
