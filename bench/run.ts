@@ -8,14 +8,21 @@ import * as path from 'node:path';
 import { startBenchCluster, type BenchCluster } from './lib/apiserver.ts';
 import { FULL, QUICK, type SuiteConfig } from './lib/config.ts';
 import { machineInfo, versions } from './lib/machine.ts';
-import { throttleVariants, upstreamBinary, VARIANTS, type Variant } from './lib/peers.ts';
-import { mergedConfig, SCENARIO_FIELDS, type Results } from './lib/results.ts';
+import { upstreamBinary, VARIANTS, type Variant } from './lib/peers.ts';
+import { mergeResults, SCENARIO_FIELDS, type Results } from './lib/results.ts';
 import { spread } from './lib/stats.ts';
 import { missingNodeFlags } from '../bin/node-flags.js';
 import { compileTsPeer } from './lib/build-ts.ts';
 import { writeReport } from './report.ts';
 import { processSession } from './scenarios/process.ts';
-import { burstSession, failureSession, idleSession, routedCluster } from './scenarios/realtime.ts';
+import {
+  burstSession,
+  failureSession,
+  idleSession,
+  routedCluster,
+  type BurstRun,
+} from './scenarios/realtime.ts';
+import { throttlePeers, throttleScenario } from './scenarios/throttle.ts';
 import { profileReconcile, type CostRow } from './scenarios/reconcile-cost.ts';
 import type { EventCostRow } from './scenarios/event-cost.ts';
 import { settleSession } from './scenarios/settle.ts';
@@ -178,27 +185,6 @@ function costChild<T>(...args: (string | number | boolean)[]): T {
   return JSON.parse(out) as T;
 }
 
-/** R111/R112: a burst into a throttling cloud, the TS peers told no limit, twice it, or unpaced. */
-async function throttleScenario(c: BenchCluster, variants: readonly Variant[]): Promise<void> {
-  const t = cfg.throttle!;
-  const goPresent = variants.some((v) => v.kind === 'go');
-  const peers = throttleVariants(t).filter((v) => v.kind === 'ts' || goPresent);
-  results.meta.variants = {
-    ...results.meta.variants,
-    ...Object.fromEntries(peers.map((v) => [v.id, v.label])),
-  };
-  results.throttle = [];
-  for (let rep = 1; rep <= cfg.reps; rep++) {
-    for (const v of peers) {
-      log(`throttling cloud ${rep}/${cfg.reps}: ${v.id}`);
-      const r = await burstSession(c, v, t, logDir, `throttle${rep}`);
-      results.throttle.push(r);
-      log(`  routes ${r.routes}/${t.nodes} in ${r.convergeS ?? '-'} s, ${r.burstCalls.create} creates`);
-      save();
-    }
-  }
-}
-
 async function realScenarios(c: BenchCluster, variants: readonly Variant[]): Promise<void> {
   if (only.has('churn-real') && cfg.churnReal && cfg.churnVirtual) {
     const peers = variants.filter((v) => ['ts-watch', 'ts-watch-legacy', 'go-watch'].includes(v.id));
@@ -237,7 +223,19 @@ async function realScenarios(c: BenchCluster, variants: readonly Variant[]): Pro
       }
     }
   }
-  if (only.has('throttle') && cfg.throttle) await throttleScenario(c, variants);
+  if (only.has('throttle') && cfg.throttle) {
+    const peers = throttlePeers(cfg.throttle, variants);
+    results.meta.variants = {
+      ...results.meta.variants,
+      ...Object.fromEntries(peers.map((v) => [v.id, v.label])),
+    };
+    results.throttle = [];
+    const onRun = (r: BurstRun): void => {
+      results.throttle!.push(r);
+      save();
+    };
+    await throttleScenario(c, cfg.throttle, peers, { reps: cfg.reps, logDir, log, onRun });
+  }
   if (only.has('process')) {
     log('compiling the TS peer to JavaScript (memory as shipped)');
     const compiledTs = compileTsPeer();
@@ -354,31 +352,6 @@ async function informerMemoryScript(): Promise<void> {
   save();
 }
 
-function merged(base: Results): Results {
-  const out = { ...base } as Record<string, unknown>;
-  for (const s of only) for (const k of SCENARIO_FIELDS[s]) out[k] = results[k];
-  const r = out as unknown as Results;
-  r.meta = {
-    ...base.meta,
-    // The re-measured scenarios' configuration is this run's; the others keep the base run's.
-    config: mergedConfig(base.meta.config, results.meta.config, only),
-    variants: { ...base.meta.variants, ...results.meta.variants },
-    merges: [
-      // An earlier merge whose scenarios are all re-measured now no longer describes any section.
-      ...(base.meta.merges ?? []).filter((m) => !m.scenarios.every((x) => only.has(x as Scenario))),
-      {
-        scenarios: [...only],
-        reps: cfg.reps,
-        tsNodeFlags: results.meta.tsNodeFlags ?? [],
-        startedAt: results.meta.startedAt,
-        wallS: results.meta.wallS ?? 0,
-        ...(results.meta.loadAvg1m ? { loadAvg1m: results.meta.loadAvg1m } : {}),
-      },
-    ],
-  };
-  return r;
-}
-
 async function main(): Promise<void> {
   log(`suite ${cfg.name}, ${cfg.reps} repetition(s), output ${outDir}`);
   await virtualScenarios();
@@ -421,7 +394,7 @@ async function main(): Promise<void> {
   results.meta.finishedAt = new Date().toISOString();
   results.meta.wallS = (Date.now() - t0) / 1000;
   save();
-  const final = mergeInto ? merged(mergeInto) : results;
+  const final = mergeInto ? mergeResults(mergeInto, results, only, cfg.reps) : results;
   if (mergeInto) fs.writeFileSync(path.join(outDir, 'results.json'), JSON.stringify(final, null, 1));
   await writeReport(final, outDir);
   log(`done in ${results.meta.wallS.toFixed(0)} s: ${path.join(outDir, 'summary.md')}`);

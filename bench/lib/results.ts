@@ -114,3 +114,39 @@ export function mergedConfig(
   for (const s of scenarios) for (const k of CONFIG_FIELDS[s]) out[k] = run[k];
   return out as unknown as SuiteConfig;
 }
+
+/**
+ * `--merge`: the base run with the re-measured scenarios' sections (and configuration) taken from
+ * `fresh`, and the merge recorded so the summary says which sections come from which run.
+ */
+export function mergeResults(
+  base: Results,
+  fresh: Results,
+  only: ReadonlySet<keyof typeof SCENARIO_FIELDS>,
+  reps: number,
+): Results {
+  const out = { ...base } as Record<string, unknown>;
+  for (const s of only) for (const k of SCENARIO_FIELDS[s]) out[k] = fresh[k];
+  const r = out as unknown as Results;
+  r.meta = {
+    ...base.meta,
+    // The re-measured scenarios' configuration is this run's; the others keep the base run's.
+    config: mergedConfig(base.meta.config, fresh.meta.config, only),
+    variants: { ...base.meta.variants, ...fresh.meta.variants },
+    merges: [
+      // An earlier merge whose scenarios are all re-measured now no longer describes any section.
+      ...(base.meta.merges ?? []).filter(
+        (m) => !m.scenarios.every((x) => only.has(x as keyof typeof SCENARIO_FIELDS)),
+      ),
+      {
+        scenarios: [...only],
+        reps,
+        tsNodeFlags: fresh.meta.tsNodeFlags ?? [],
+        startedAt: fresh.meta.startedAt,
+        wallS: fresh.meta.wallS ?? 0,
+        ...(fresh.meta.loadAvg1m ? { loadAvg1m: fresh.meta.loadAvg1m } : {}),
+      },
+    ],
+  };
+  return r;
+}
