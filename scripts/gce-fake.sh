@@ -1,72 +1,13 @@
 #!/usr/bin/env bash
 # Builds the GCE fake (testenv/gce-fake: Google's MockGCE from k8s-cloud-provider served as the
 # Compute Engine v1 REST API on loopback) and caches the binary outside the repository, keyed by a
-# hash of the module's sources and the Go version, like scripts/azure-fake.sh does for the Azure fake.
+# hash of the module's sources and the Go version (scripts/go-cached-build.sh).
 #
 #   scripts/gce-fake.sh build   build (or reuse) the binary; prints GCE_FAKE=<path>
 #   scripts/gce-fake.sh path    print GCE_FAKE=<path> (empty if not built)
 #
 # Environment: XDG_CACHE_HOME (cache root, default ~/.cache), GCE_FAKE_BUILD_TIMEOUT (s, default 1200).
 set -euo pipefail
-
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-SRC="$ROOT/testenv/gce-fake"
-export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0
-
-log() { printf '[gce-fake %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() {
-  log "ERROR: $*"
-  exit 1
-}
-
-command -v go > /dev/null 2>&1 || die "go is not installed (need Go 1.26.x, GOTOOLCHAIN=local)"
-CACHE_BASE="${XDG_CACHE_HOME:-$HOME/.cache}/cloud-route-controller/testenv"
-# The key changes with any source, go.mod or go.sum edit and with the toolchain.
-KEY="$(cd "$SRC" && cat go.mod go.sum ./*.go | sha256sum | cut -c1-16)"
-DIR="$CACHE_BASE/gce-fake-$KEY-$(go env GOVERSION)-$(go env GOOS)-$(go env GOARCH)"
-BIN="$DIR/gce-fake"
-
-cmd_path() {
-  if [[ -x "$BIN" ]]; then echo "GCE_FAKE=$BIN"; else echo "GCE_FAKE="; fi
-}
-
-cmd_build() {
-  if [[ -x "$BIN" ]] && "$BIN" -version > /dev/null 2>&1; then
-    log "cache hit $BIN"
-    cmd_path
-    return 0
-  fi
-  mkdir -p "$DIR"
-  exec 9> "$DIR.lock"
-  flock -w 1200 9 || die "timed out waiting for $DIR.lock"
-  if [[ -x "$BIN" ]]; then
-    log "cache hit $BIN (built by a concurrent run)"
-    cmd_path
-    return 0
-  fi
-  log "cache miss, building with $(go env GOVERSION) into $DIR"
-  local start=$SECONDS
-  rm -f "$BIN.tmp"
-  if ! (cd "$SRC" && timeout "${GCE_FAKE_BUILD_TIMEOUT:-1200}" \
-    go build -mod=readonly -trimpath -ldflags "-s -w" -o "$BIN.tmp" .); then
-    rm -f "$BIN.tmp"
-    die "build failed (exact go error above)"
-  fi
-  "$BIN.tmp" -version > /dev/null || die "built binary does not run"
-  mv -f "$BIN.tmp" "$BIN"
-  log "built $BIN in $((SECONDS - start)) s ($(du -h "$BIN" | cut -f1))"
-  cmd_path
-}
-
-case "${1:-}" in
-  build) cmd_build ;;
-  path) cmd_path ;;
-  -h | --help)
-    echo "usage: $0 build|path"
-    sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
-    ;;
-  *)
-    echo "error: unknown command '${1:-}' (usage: $0 build|path)" >&2
-    exit 2
-    ;;
-esac
+# shellcheck source=scripts/go-cached-build.sh
+source "$(dirname "${BASH_SOURCE[0]}")/go-cached-build.sh"
+go_cached_build gce-fake GCE_FAKE "$@"

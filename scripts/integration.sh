@@ -6,6 +6,7 @@
 #      scripts/keystone.sh install (cached; cold about 3 min: keystone from PyPI, pinned, and its template database)
 #      scripts/gce-fake.sh build (cached; cold about 3 min: Google's MockGCE as the Compute Engine API)
 #      scripts/aws-upstream.sh build (cached; cold about 4 min: cloud-provider-aws's own route code)
+#      scripts/gce-upstream.sh build (cached; cold about 3 min: cloud-provider-gcp's own route code)
 #   3. node --test --test-concurrency=1 "test/integration/**/*.test.ts" with the pinned Node 24
 # Extra arguments are passed to node (e.g. --test-name-pattern=...).
 # Env: TESTENV_BUILD_STAGE_TIMEOUT (s, default 3600), INTEGRATION_TIMEOUT (s, default 1200),
@@ -42,6 +43,11 @@ timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/aws-upstream.sh buil
 AWS_UPSTREAM="$(bash scripts/aws-upstream.sh path | sed -n 's/^AWS_UPSTREAM=//p')"
 export AWS_UPSTREAM
 echo "[integration] AWS_UPSTREAM=$AWS_UPSTREAM"
+
+timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/gce-upstream.sh build > /dev/null
+GCE_UPSTREAM="$(bash scripts/gce-upstream.sh path | sed -n 's/^GCE_UPSTREAM=//p')"
+export GCE_UPSTREAM
+echo "[integration] GCE_UPSTREAM=$GCE_UPSTREAM"
 
 # neutron-server from PyPI in a cached venv (cold about 2 min): the openstack plug-in's tests.
 timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/neutron.sh install

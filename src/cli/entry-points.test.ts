@@ -114,6 +114,7 @@ const SCRIPTS: readonly { readonly file: string; readonly usage: RegExp }[] = [
   { file: 'scripts/azure-fake.sh', usage: /^usage: scripts\/azure-fake.sh build\|path/ },
   { file: 'scripts/gce-fake.sh', usage: /^usage: scripts\/gce-fake.sh build\|path/ },
   { file: 'scripts/aws-upstream.sh', usage: /^usage: scripts\/aws-upstream.sh build\|path/ },
+  { file: 'scripts/gce-upstream.sh', usage: /^usage: scripts\/gce-upstream.sh build\|path/ },
   { file: 'scripts/keystone.sh', usage: /^usage: scripts\/keystone.sh \[install\|path\]/ },
   { file: 'scripts/moto.sh', usage: /^usage: scripts\/moto.sh \[install\|path\]/ },
   { file: 'scripts/neutron.sh', usage: /^usage: scripts\/neutron.sh \[install\|path\]/ },
