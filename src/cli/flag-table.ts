@@ -178,7 +178,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'string',
     default: 'auto',
     valueName: 'auto|float',
-    help: "Client-side budget for route writes (create, delete, batch) per second, shared by all reconciles. auto: in watch mode an adaptive budget that starts just under the provider's documented write limit, halves on every throttled answer and recovers while writes succeed (unpaced in periodic mode and for providers that declare no limit); 0: unpaced (upstream behaviour); N: a fixed budget of N writes per second in both modes.",
+    help: "Client-side budget for route writes (create, delete, batch) per second, shared by all reconciles. auto: in watch mode an adaptive budget that starts just under the provider's documented write limit, cuts to 0.7 once per throttled burst and recovers with time; where there is no limit to start from (periodic mode, a provider declaring none or unlimited) a budget that learns the cloud's rate from its first throttled answer, with a slow start before it in watch mode for a provider declaring none; 0: unpaced (upstream behaviour); N: a fixed budget of N writes per second in both modes.",
   },
   {
     name: 'cloud-write-burst',
