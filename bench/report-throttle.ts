@@ -36,7 +36,7 @@ export function throttleSection(r: Results): string {
   return [
     `## A burst into a throttling cloud`,
     ``,
-    `${t.nodes} nodes join within ${t.spreadMs / 1000} s; the cloud takes ${t.writeRate} writes/s with a burst of ${t.writeBurst} (${t.latency} per call) and answers the rest throttled with the time of its next token; its own bound for every route is ${fmt(bound, 1)} s. The TS peers run the daemon's defaults with the provider declaring no limit (the library's default for a plug-in that does not know its cloud's: a learning pacer, R111), declaring twice the real limit (the adaptive pacer, R69), and with \`--cloud-write-qps=0\` (unpaced, R112); upstream has neither. Cells: median (min–max) over runs.`,
+    `${t.nodes} nodes join within ${t.spreadMs / 1000} s; the cloud takes ${t.writeRate} writes/s with a burst of ${t.writeBurst} (${t.latency} per call) and answers the rest throttled with the time of its next token; its own bound for every route is ${fmt(bound, 1)} s. The TS peers run the daemon's defaults with the provider declaring no limit (the library's default for a plug-in that does not know its cloud's: a learning pacer with a slow start, R111 and R137), declaring twice the real limit (the adaptive pacer, R69), and with \`--cloud-write-qps=0\` (unpaced, R112); upstream has neither. Cells: median (min–max) over runs.`,
     ``,
     table(
       ['Peer', 'converged', 'all routes (s)', 'CreateRoute calls', 'refused (throttled)', 'ListRoutes calls'],
