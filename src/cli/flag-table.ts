@@ -276,6 +276,9 @@ export const FLAGS: readonly FlagSpec[] = [
   },
 ];
 
+/** FLAGS by name. */
+export const FLAGS_BY_NAME: ReadonlyMap<string, FlagSpec> = new Map(FLAGS.map((f) => [f.name, f]));
+
 /** The flags this project adds; every other flag is upstream's, with upstream's name and default. */
 export const PROJECT_FLAGS: ReadonlySet<string> = new Set([
   'route-resync-period',

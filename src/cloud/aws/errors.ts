@@ -7,6 +7,7 @@ import {
   QuotaExceededError,
   RetryableError,
   ThrottledError,
+  throwIfAborted,
 } from '../../core/errors.ts';
 import { NETWORK_ERROR_CODES } from '../network-errors.ts';
 
@@ -148,4 +149,14 @@ export function toRouteError(err: unknown, what: string, signal?: AbortSignal): 
   // Unknown client errors: EC2 names its validation failures Invalid*/Unsupported*.
   if (/^(Invalid|Unsupported|Malformed)/.test(code)) return new PermanentError(message);
   return new RetryableError(message);
+}
+
+/** One EC2 call of a route operation: none once `signal` has fired, and its failure mapped by toRouteError. */
+export async function ec2Call<T>(what: string, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+  throwIfAborted(signal);
+  try {
+    return await fn();
+  } catch (err) {
+    throw toRouteError(err, what, signal);
+  }
 }

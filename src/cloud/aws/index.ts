@@ -9,13 +9,14 @@ import type { AwsIniSettings } from './ini-config.ts';
 import { AwsRoutes } from './routes.ts';
 import { upstreamClientConfig, upstreamClusterID, upstreamRegion } from './upstream.ts';
 
-export { AwsRoutes, CLUSTER_TAG_PREFIX, LEGACY_CLUSTER_TAG, hasClusterTag, toRoute } from './routes.ts';
+export { AwsRoutes } from './routes.ts';
+export { CLUSTER_TAG_PREFIX, LEGACY_CLUSTER_TAG, hasClusterTag } from './route-table.ts';
 export { looksLikeIni, parseAwsIniConfig } from './ini-config.ts';
 export type { AwsIniSettings, AwsServiceOverride } from './ini-config.ts';
 export type { AwsRoutesConfig } from './routes.ts';
 export { AwsConfigError, configuredRegion, parseAwsCloudConfig } from './config.ts';
 export type { AwsCloudConfig } from './config.ts';
-export { instanceIdFromProviderID, instanceNodeMap } from './targets.ts';
+export { instanceIdFromProviderID, instanceNodeMap, toRoute } from './targets.ts';
 
 /**
  * An EC2 client for the config. Credentials come from the SDK's default chain

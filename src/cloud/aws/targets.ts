@@ -1,8 +1,9 @@
-// Translation between the controller's view (node names, pod CIDR strings) and
-// EC2's (instance IDs, one destination field per address family).
+// Translation between the controller's view (node names, pod CIDR strings, routes) and
+// EC2's (instance IDs, one destination field per address family, routes with their targets).
 import { isIPv4, isIPv6 } from 'node:net';
 import { PermanentError } from '../../core/errors.ts';
-import type { NodeLister } from '../../core/types.ts';
+import type { NodeLister, Route } from '../../core/types.ts';
+import type { Ec2Route } from './ec2.ts';
 
 const INSTANCE_ID = /^i-[0-9a-z]+$/;
 
@@ -49,6 +50,10 @@ export function destinationOf(cidr: string): Destination {
   throw new PermanentError(`destination ${JSON.stringify(cidr)} is not an IPv4 or IPv6 CIDR`);
 }
 
+export function destinationText(d: Destination): string {
+  return 'DestinationCidrBlock' in d ? d.DestinationCidrBlock : d.DestinationIpv6CidrBlock;
+}
+
 function ipv6Text(addr: string): string {
   // The WHATWG URL parser prints IPv6 hosts in RFC 5952 form; no hand-rolled expansion needed.
   return new URL(`http://[${addr}]/`).hostname.slice(1, -1);
@@ -65,4 +70,53 @@ export function sameDestination(a: string, b: string): boolean {
   if (!pa || !pb || pa.len !== pb.len) return false;
   if (isIPv6(pa.addr) && isIPv6(pb.addr)) return ipv6Text(pa.addr) === ipv6Text(pb.addr);
   return false;
+}
+
+// Targets that mean "not a node": the VPC's local route, gateways, peering.
+// An instance route carries InstanceId (and its ENI), so it never has these.
+const GATEWAY_TARGETS = [
+  'GatewayId',
+  'NatGatewayId',
+  'TransitGatewayId',
+  'VpcPeeringConnectionId',
+  'EgressOnlyInternetGatewayId',
+  'CarrierGatewayId',
+  'LocalGatewayId',
+  'CoreNetworkArn',
+  'OdbNetworkArn',
+] as const satisfies readonly (keyof Ec2Route)[];
+
+/** The route's gateway or peering target, or undefined for an instance route. */
+export function gatewayTarget(r: Ec2Route): string | undefined {
+  for (const key of GATEWAY_TARGETS) {
+    const v = r[key];
+    if (v) return v;
+  }
+  return undefined;
+}
+
+/**
+ * One EC2 route as the controller sees it, or undefined for routes that can
+ * never be a node's: the local route, gateway and peering routes, prefix lists.
+ */
+export function toRoute(
+  clusterName: string,
+  r: Ec2Route,
+  instances: ReadonlyMap<string, string>,
+): Route | undefined {
+  const destination = r.DestinationCidrBlock ?? r.DestinationIpv6CidrBlock;
+  if (!destination) return undefined;
+  if (gatewayTarget(r) !== undefined) return undefined;
+  const blackhole = r.State === 'blackhole';
+  // An instance route, or the remains of one: a blackhole whose target is gone.
+  if (!r.InstanceId && !blackhole) return undefined;
+  return {
+    // EC2 routes have no names; the upstream AWS provider's naming, for logs.
+    name: `${clusterName}-${destination}`,
+    targetNode: r.InstanceId ? (instances.get(r.InstanceId) ?? '') : '',
+    targetNodeAddresses: [],
+    enableNodeAddresses: false,
+    destinationCIDR: destination,
+    blackhole,
+  };
 }

@@ -5,7 +5,7 @@
 import { DescribeInstancesCommand, EC2Client, loadSts, type EC2ClientConfig, type Tag } from './ec2.ts';
 import type { Imds } from './imds.ts';
 import { azToRegion, ec2Override, type AwsIniSettings } from './ini-config.ts';
-import { CLUSTER_TAG_PREFIX, LEGACY_CLUSTER_TAG } from './routes.ts';
+import { CLUSTER_TAG_PREFIX, LEGACY_CLUSTER_TAG } from './route-table.ts';
 
 interface AwsCredentials {
   readonly accessKeyId: string;
