@@ -20,8 +20,9 @@ import {
   networkCondition,
   startClusterWithUser,
   type ClusterWithUser,
+  untilRoutes,
 } from '../support/daemon-run.ts';
-import { internalIP, waitFor } from './kube-helpers.ts';
+import { internalIP } from './kube-helpers.ts';
 
 const TABLE = 'k8s-routes';
 
@@ -111,6 +112,8 @@ describe('the azure executable on a real apiserver', { ...azureFakeSkip(), timeo
     describe(`${mode} mode`, () => {
       const run = new DaemonRun(() => cluster);
       const tableNames = async (): Promise<string[]> => names((await fake.table(TABLE))?.properties.routes);
+      const until = (what: string, cond: (r: string[]) => boolean): Promise<void> =>
+        untilRoutes(what, tableNames, cond);
 
       before(async () => {
         if (!enabled) return;
@@ -145,12 +148,7 @@ describe('the azure executable on a real apiserver', { ...azureFakeSkip(), timeo
             'node10=10.0.0.10',
             'node1=10.0.0.1',
           ];
-          await waitFor(
-            'four routes',
-            60_000,
-            async () => (await tableNames()).join() === expected.join(),
-            200,
-          );
+          await until('four routes', (r) => r.join() === expected.join());
           for (const n of ['node1', 'node10', 'ds']) await networkCondition(admin, n);
           const table = await fake.table(TABLE);
           assert.equal(table?.location, 'westeurope');
@@ -172,12 +170,7 @@ describe('the azure executable on a real apiserver', { ...azureFakeSkip(), timeo
       test("deleting node1 removes its route and leaves node10's", async (t) => {
         await run.step(t, async ({ admin }) => {
           await admin.deleteNode('node1');
-          await waitFor(
-            'node1 route gone',
-            60_000,
-            async () => !(await tableNames()).includes('node1=10.0.0.1'),
-            200,
-          );
+          await until('node1 route gone', (r) => !r.includes('node1=10.0.0.1'));
           assert.deepEqual(await tableNames(), [
             'ds____102442024=10.0.0.2',
             'ds____fd0010244264=fd00::2',
@@ -198,12 +191,7 @@ describe('the azure executable on a real apiserver', { ...azureFakeSkip(), timeo
           };
           await fake.inject({ method: 'PUT', table: TABLE, foreignRoute: foreign });
           await admin.createNode('node3', ['10.244.3.0/24'], internalIP('10.0.0.3'));
-          await waitFor(
-            'node3 route',
-            60_000,
-            async () => (await tableNames()).includes('node3=10.0.0.3'),
-            200,
-          );
+          await until('node3 route', (r) => r.includes('node3=10.0.0.3'));
           await networkCondition(admin, 'node3');
           assert.ok((await tableNames()).includes('to_firewall=10.0.0.250'));
           const statuses = (await fake.requests()).filter((e) => e.method === 'PUT').map((e) => e.status);
@@ -223,12 +211,7 @@ describe('the azure executable on a real apiserver', { ...azureFakeSkip(), timeo
             retryAfter: '1',
           });
           await admin.createNode('node4', ['10.244.4.0/24'], internalIP('10.0.0.4'));
-          await waitFor(
-            'node4 route',
-            60_000,
-            async () => (await tableNames()).includes('node4=10.0.0.4'),
-            200,
-          );
+          await until('node4 route', (r) => r.includes('node4=10.0.0.4'));
           await networkCondition(admin, 'node4');
           const puts = (await fake.requests()).filter((e) => e.method === 'PUT');
           assert.ok(

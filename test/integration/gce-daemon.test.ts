@@ -24,6 +24,7 @@ import {
   networkCondition,
   startClusterWithUser,
   type ClusterWithUser,
+  untilRoutes,
 } from '../support/daemon-run.ts';
 import { internalIP, waitFor } from './kube-helpers.ts';
 
@@ -159,6 +160,8 @@ describe('the gce executable on a real apiserver', { ...gceFakeSkip(), timeout: 
     const mode = watch ? 'watch' : 'periodic';
     describe(`${mode} mode`, () => {
       const run = new DaemonRun(() => cluster);
+      const until = (what: string, cond: (r: string[]) => boolean): Promise<void> =>
+        untilRoutes(what, summary, cond);
 
       before(async () => {
         if (!enabled) return;
@@ -224,12 +227,7 @@ describe('the gce executable on a real apiserver', { ...gceFakeSkip(), timeout: 
             '10.244.3.0/24>byname',
             'fd00:10:244:2::/64>ds',
           ];
-          await waitFor(
-            'five routes and the foreign one',
-            60_000,
-            async () => (await summary()).join() === expected.join(),
-            200,
-          );
+          await until('five routes and the foreign one', (r) => r.join() === expected.join());
           for (const n of ['node1', 'node10', 'ds', 'byname']) await networkCondition(admin, n);
           const uid = (await admin.getNode('ds'))?.metadata?.uid ?? '';
           const names = (await fake.routes()).map((r) => r.name).sort();
@@ -266,12 +264,7 @@ describe('the gce executable on a real apiserver', { ...gceFakeSkip(), timeout: 
       test("deleting node1 removes its route and leaves node10's and the other cluster's", async (t) => {
         await run.step(t, async ({ admin }) => {
           await admin.deleteNode('node1');
-          await waitFor(
-            'node1 route gone',
-            60_000,
-            async () => !(await summary()).includes('10.244.1.0/24>node1'),
-            200,
-          );
+          await until('node1 route gone', (r) => !r.includes('10.244.1.0/24>node1'));
           assert.deepEqual(await summary(), [
             '10.244.10.0/24>vm-node10',
             '10.244.2.0/24>ds',
@@ -291,12 +284,7 @@ describe('the gce executable on a real apiserver', { ...gceFakeSkip(), timeout: 
             message: "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute'",
           });
           await admin.createNode('node4', ['10.244.4.0/24'], internalIP('10.0.0.4'), providerID('node4'));
-          await waitFor(
-            'node4 route',
-            60_000,
-            async () => (await summary()).includes('10.244.4.0/24>node4'),
-            200,
-          );
+          await until('node4 route', (r) => r.includes('10.244.4.0/24>node4'));
           await networkCondition(admin, 'node4');
           const inserts = (await fake.requests()).filter((e) => e.api === 'routes.insert');
           assert.ok(

@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { CREDENTIALS, OpenStack, neutronSkip } from '../support/openstack.ts';
+import { CREDENTIALS, globalSection, OpenStack, neutronSkip } from '../support/openstack.ts';
 import { keystoneSkip } from '../support/keystone.ts';
 import type { KeystoneAccount } from '../support/keystone.ts';
 import { testenvBinaries } from '../support/controlplane.ts';
@@ -22,6 +22,7 @@ import {
   networkCondition,
   startClusterWithUser,
   type ClusterWithUser,
+  untilRoutes,
 } from '../support/daemon-run.ts';
 import { waitFor } from './kube-helpers.ts';
 import type { NodeAddress } from '../../src/core/types.ts';
@@ -31,14 +32,7 @@ const enabled = testenvBinaries() !== undefined;
 /** cloud.conf as openstack-cloud-controller-manager reads it, pointed at Keystone or the stand-in. */
 function cloudConf(authUrl: string, routerId: string | undefined, c: KeystoneAccount = CREDENTIALS): string {
   return [
-    '[Global]',
-    `auth-url = ${authUrl}`,
-    `username = ${c.username}`,
-    `password = "${c.password.replace(/["\\]/g, (m) => `\\${m}`)}"`,
-    `user-domain-name = ${c.domain}`,
-    `tenant-id = ${c.projectId}`,
-    'region = RegionOne',
-    '',
+    globalSection(authUrl, c),
     '[LoadBalancer]',
     'use-octavia = true',
     '',
@@ -115,7 +109,7 @@ describe(
         let node1Port = '';
         const routes = (): Promise<string[]> => cloud.routeList(routerId);
         const until = (what: string, cond: (r: string[]) => boolean): Promise<void> =>
-          waitFor(what, 60_000, async () => cond(await routes()), 200);
+          untilRoutes(what, routes, cond);
 
         before(async () => {
           cloud = await OpenStack.start({ noAtomic: !watch, keystone: true });

@@ -15,7 +15,7 @@ import { MemoryCluster, type NodeSpecInput } from '../../src/cluster/memory-clus
 import { RealClock } from '../../src/core/clock.ts';
 import { reconcileNow } from '../support/cluster-controller.ts';
 import { addNode, ccmFlags, handoverController } from '../support/handover.ts';
-import { CREDENTIALS, OpenStack, neutronSkip, type ExtraRoute } from '../support/openstack.ts';
+import { globalSection, OpenStack, neutronSkip, type ExtraRoute } from '../support/openstack.ts';
 
 const NODES = [1, 2, 3].map((i) => ({ name: `node-${i}`, ip: `10.0.0.1${i}`, podCIDR: `10.244.${i}.0/24` }));
 // kubernetes/cloud-provider-openstack manifests/controller-manager/openstack-cloud-controller-manager-ds.yaml,
@@ -36,9 +36,7 @@ function clusterNode(n: (typeof NODES)[number]): NodeSpecInput {
 }
 
 function cloudConf(os: OpenStack, routerId: string): string {
-  const c = CREDENTIALS;
-  const password = c.password.replace(/["\\]/g, (m) => `\\${m}`);
-  return `[Global]\nauth-url = ${os.authUrl}\nusername = ${c.username}\npassword = "${password}"\nuser-domain-name = ${c.domain}\ntenant-id = ${c.projectId}\nregion = RegionOne\n\n[LoadBalancer]\nenabled = false\n\n[Route]\nrouter-id = ${routerId}\n`;
+  return `${globalSection(os.authUrl)}\n[LoadBalancer]\nenabled = false\n\n[Route]\nrouter-id = ${routerId}\n`;
 }
 
 /** openstack-cloud-controller-manager's ListRoutes, mirrored: nexthop → the node with that address. */

@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { metricValue, runToExit } from '../e2e/support.ts';
-import { CREDENTIALS, OpenStack, neutronSkip } from '../support/openstack.ts';
+import { globalSection, OpenStack, neutronSkip } from '../support/openstack.ts';
 import { testenvBinaries } from '../support/controlplane.ts';
 import { DaemonRun, startClusterWithUser, WATCH_GATE, type ClusterWithUser } from '../support/daemon-run.ts';
 import { waitFor } from './kube-helpers.ts';
@@ -19,16 +19,8 @@ const MAX_ROUTES = 3;
 const enabled = testenvBinaries() !== undefined;
 
 function cloudConf(authUrl: string, routerId: string): string {
-  const c = CREDENTIALS;
   return [
-    '[Global]',
-    `auth-url = ${authUrl}`,
-    `username = ${c.username}`,
-    `password = "${c.password.replace(/["\\]/g, (m) => `\\${m}`)}"`,
-    `user-domain-name = ${c.domain}`,
-    `tenant-id = ${c.projectId}`,
-    'region = RegionOne',
-    '',
+    globalSection(authUrl),
     '[Route]',
     `router-id = ${routerId}`,
     `max-routes = ${MAX_ROUTES}`,

@@ -151,3 +151,12 @@ export function networkCondition(
     return c?.status === status && c.reason === reason;
   });
 }
+
+/** Waits up to 60 s, polling every 200 ms, until the cloud's route list satisfies `cond`. */
+export function untilRoutes(
+  what: string,
+  list: () => Promise<string[]>,
+  cond: (routes: string[]) => boolean,
+): Promise<void> {
+  return waitFor(what, 60_000, async () => cond(await list()), 200);
+}

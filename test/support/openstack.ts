@@ -54,14 +54,8 @@ export interface Fault {
   before?: () => Promise<void>;
 }
 
-export interface Credentials {
-  readonly username: string;
-  readonly password: string;
-  readonly domain: string;
-  readonly projectId: string;
-  readonly appCredentialId: string;
-  readonly appCredentialSecret: string;
-}
+/** The stand-in's account; with the real Keystone, the one Keystone made (Keystone.provision). */
+export type Credentials = KeystoneAccount;
 
 export const CREDENTIALS: Credentials = {
   username: 'k8s-routes',
@@ -71,6 +65,23 @@ export const CREDENTIALS: Credentials = {
   appCredentialId: 'ac-4711',
   appCredentialSecret: 'app-secret',
 };
+
+/**
+ * cloud.conf's [Global] section as openstack-cloud-controller-manager reads it: password auth as
+ * `c` (the password quoted, `"` and `\` escaped), region RegionOne; a blank line ends it.
+ */
+export function globalSection(authUrl: string, c: Credentials = CREDENTIALS): string {
+  return [
+    '[Global]',
+    `auth-url = ${authUrl}`,
+    `username = ${c.username}`,
+    `password = "${c.password.replace(/["\\]/g, (m) => `\\${m}`)}"`,
+    `user-domain-name = ${c.domain}`,
+    `tenant-id = ${c.projectId}`,
+    'region = RegionOne',
+    '',
+  ].join('\n');
+}
 
 export interface OpenStackOptions {
   /** Serve Neutron without extraroute-atomic (a cloud older than Ussuri). */
