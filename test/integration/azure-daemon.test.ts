@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { azureFakeSkip, startAzureFake } from '../support/azure-fake.ts';
+import { azureFakeSkip, FIREWALL_ROUTE, startAzureFake } from '../support/azure-fake.ts';
 import type { AzureFake, FakeRoute } from '../support/azure-fake.ts';
 import { testenvBinaries } from '../support/controlplane.ts';
 import {
@@ -20,6 +20,7 @@ import {
   networkCondition,
   startClusterWithUser,
   type ClusterWithUser,
+  deleteNodeRoute,
   untilRoutes,
 } from '../support/daemon-run.ts';
 import { internalIP } from './kube-helpers.ts';
@@ -169,9 +170,7 @@ describe('the azure executable on a real apiserver', { ...azureFakeSkip(), timeo
 
       test("deleting node1 removes its route and leaves node10's", async (t) => {
         await run.step(t, async ({ admin }) => {
-          await admin.deleteNode('node1');
-          await until('node1 route gone', (r) => !r.includes('node1=10.0.0.1'));
-          assert.deepEqual(await tableNames(), [
+          await deleteNodeRoute(admin, 'node1', tableNames, 'node1=10.0.0.1', [
             'ds____102442024=10.0.0.2',
             'ds____fd0010244264=fd00::2',
             'node10=10.0.0.10',
@@ -181,15 +180,7 @@ describe('the azure executable on a real apiserver', { ...azureFakeSkip(), timeo
 
       test('another writer in the middle of a reconcile: 412, retried in place; its route stays', async (t) => {
         await run.step(t, async ({ admin }) => {
-          const foreign = {
-            name: 'to_firewall',
-            properties: {
-              addressPrefix: '0.0.0.0/0',
-              nextHopType: 'VirtualAppliance',
-              nextHopIpAddress: '10.0.0.250',
-            },
-          };
-          await fake.inject({ method: 'PUT', table: TABLE, foreignRoute: foreign });
+          await fake.inject({ method: 'PUT', table: TABLE, foreignRoute: FIREWALL_ROUTE });
           await admin.createNode('node3', ['10.244.3.0/24'], internalIP('10.0.0.3'));
           await until('node3 route', (r) => r.includes('node3=10.0.0.3'));
           await networkCondition(admin, 'node3');

@@ -7,7 +7,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { errorKind, retryAfterMs } from '../../src/core/errors.ts';
 import type { Node, OperationResult, Route } from '../../src/core/types.ts';
 import { buildAzureProvider, type AzureRoutes } from '../../src/cloud/azure/index.ts';
-import { azureFakeSkip, startAzureFake } from '../support/azure-fake.ts';
+import { azureFakeSkip, FIREWALL_ROUTE, startAzureFake } from '../support/azure-fake.ts';
 import type { AzureFake, FakeRoute } from '../support/azure-fake.ts';
 import { azureRoutesOn, STATIC_TOKEN } from '../support/azure-plugin.ts';
 import { callOptions, nodeLister, wantRoute } from '../support/provider-calls.ts';
@@ -128,15 +128,7 @@ describe("azure provider against Microsoft's fake servers", { ...azureFakeSkip()
 
   test("a write between our read and our PUT: 412 for the batch, the retry keeps the other writer's route", async () => {
     await routes.applyRoutes('c', creates(wantRoute('node1', '10.244.1.0/24')), callOptions());
-    const foreign = {
-      name: 'to_firewall',
-      properties: {
-        addressPrefix: '0.0.0.0/0',
-        nextHopType: 'VirtualAppliance',
-        nextHopIpAddress: '10.0.0.250',
-      },
-    };
-    await fake.inject({ method: 'PUT', table: TABLE, foreignRoute: foreign });
+    await fake.inject({ method: 'PUT', table: TABLE, foreignRoute: FIREWALL_ROUTE });
     const o = callOptions();
     await routes.listRoutes('c', o);
     const plan = creates(wantRoute('node10', '10.244.10.0/24'), wantRoute('ds', 'fd00:10:244:2::/64'));

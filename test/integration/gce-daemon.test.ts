@@ -24,6 +24,7 @@ import {
   networkCondition,
   startClusterWithUser,
   type ClusterWithUser,
+  deleteNodeRoute,
   untilRoutes,
 } from '../support/daemon-run.ts';
 import { internalIP, waitFor } from './kube-helpers.ts';
@@ -263,9 +264,7 @@ describe('the gce executable on a real apiserver', { ...gceFakeSkip(), timeout: 
 
       test("deleting node1 removes its route and leaves node10's and the other cluster's", async (t) => {
         await run.step(t, async ({ admin }) => {
-          await admin.deleteNode('node1');
-          await until('node1 route gone', (r) => !r.includes('10.244.1.0/24>node1'));
-          assert.deepEqual(await summary(), [
+          await deleteNodeRoute(admin, 'node1', summary, '10.244.1.0/24>node1', [
             '10.244.10.0/24>vm-node10',
             '10.244.2.0/24>ds',
             '10.244.200.0/24>node1',

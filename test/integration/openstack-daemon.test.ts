@@ -22,6 +22,7 @@ import {
   networkCondition,
   startClusterWithUser,
   type ClusterWithUser,
+  deleteNodeRoute,
   untilRoutes,
 } from '../support/daemon-run.ts';
 import { waitFor } from './kube-helpers.ts';
@@ -188,9 +189,7 @@ describe(
 
         test('deleting node1 removes its route and its address pair; the foreign route stays', async (t) => {
           await run.step(t, async ({ admin }) => {
-            await admin.deleteNode('node1');
-            await until('node1 route gone', (r) => !r.includes('10.244.1.0/24=10.0.0.11'));
-            assert.deepEqual(await routes(), [
+            await deleteNodeRoute(admin, 'node1', routes, '10.244.1.0/24=10.0.0.11', [
               '10.244.2.0/24=10.0.0.12',
               '192.168.50.0/24=10.0.0.250',
               'fd00:10:244:2::/64=fd00::12',

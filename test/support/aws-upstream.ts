@@ -1,21 +1,18 @@
 // cloud-provider-aws's own route code (testenv/aws-upstream: k8s.io/cloud-provider-aws v1.37.1's
 // Routes behind a command line) for the aws handover test: each call builds the cloud from the
 // CCM's INI cloud.conf, as that CCM does, and runs one ListRoutes or CreateRoute against moto.
-import { executableFrom, skipUnless } from './prerequisites.ts';
+import { prerequisite } from './prerequisites.ts';
 import type { UpstreamRun } from './upstream-binary.ts';
 
-/** AWS_UPSTREAM, else the binary scripts/aws-upstream.sh built for the current sources. */
-export function awsUpstreamPath(): string | undefined {
-  return executableFrom('AWS_UPSTREAM', 'aws-upstream.sh');
-}
-
-/** `{ skip }` for node:test; with CI=true a missing binary fails instead, so a broken build cannot pass. */
-export function awsUpstreamSkip(): { skip: string | false } {
-  return skipUnless(
-    awsUpstreamPath() !== undefined,
-    'cloud-provider-aws not built: run scripts/aws-upstream.sh build (or set AWS_UPSTREAM)',
-  );
-}
+// AWS_UPSTREAM, else the binary scripts/aws-upstream.sh
+// built for the current sources; its tests skip without it, and fail with CI=true.
+const AWS_UPSTREAM = prerequisite(
+  'AWS_UPSTREAM',
+  'aws-upstream.sh',
+  'cloud-provider-aws not built: run scripts/aws-upstream.sh build (or set AWS_UPSTREAM)',
+);
+export const awsUpstreamPath = AWS_UPSTREAM.path;
+export const awsUpstreamSkip = AWS_UPSTREAM.skip;
 
 /** A node as upstream's node informer holds it: it maps instances to nodes by providerID only. */
 export interface UpstreamNode {

@@ -2,20 +2,17 @@
 // servers over HTTP on loopback) for integration tests: one process per test
 // file, logging to a temp file, with its control endpoints as methods.
 import { startGoFake } from './go-fake.ts';
-import { executableFrom, skipUnless } from './prerequisites.ts';
+import { prerequisite } from './prerequisites.ts';
 
-/** AZURE_FAKE, else the binary scripts/azure-fake.sh built for the current sources. */
-export function azureFakePath(): string | undefined {
-  return executableFrom('AZURE_FAKE', 'azure-fake.sh');
-}
-
-/** `{ skip }` for node:test; with CI=true a missing fake fails instead, so a broken build cannot pass. */
-export function azureFakeSkip(): { skip: string | false } {
-  return skipUnless(
-    azureFakePath() !== undefined,
-    'azure fake not built: run scripts/azure-fake.sh build (or set AZURE_FAKE)',
-  );
-}
+// AZURE_FAKE, else the binary scripts/azure-fake.sh
+// built for the current sources; its tests skip without it, and fail with CI=true.
+const AZURE_FAKE = prerequisite(
+  'AZURE_FAKE',
+  'azure-fake.sh',
+  'azure fake not built: run scripts/azure-fake.sh build (or set AZURE_FAKE)',
+);
+export const azureFakePath = AZURE_FAKE.path;
+export const azureFakeSkip = AZURE_FAKE.skip;
 
 /** A route as Microsoft.Network stores it (the fake's JSON). */
 export interface FakeRoute {
@@ -28,6 +25,12 @@ export interface FakeRoute {
     provisioningState?: string;
   };
 }
+
+/** Another writer's route (a default route to a firewall appliance), for FakeFault.foreignRoute. */
+export const FIREWALL_ROUTE: FakeRoute = {
+  name: 'to_firewall',
+  properties: { addressPrefix: '0.0.0.0/0', nextHopType: 'VirtualAppliance', nextHopIpAddress: '10.0.0.250' },
+};
 
 export interface FakeTable {
   name: string;

@@ -160,3 +160,16 @@ export function untilRoutes(
 ): Promise<void> {
   return waitFor(what, 60_000, async () => cond(await list()), 200);
 }
+
+/** Deletes the node, waits until `gone` left the cloud's route list, which is then exactly `left`. */
+export async function deleteNodeRoute(
+  admin: Admin,
+  node: string,
+  list: () => Promise<string[]>,
+  gone: string,
+  left: readonly string[],
+): Promise<void> {
+  await admin.deleteNode(node);
+  await untilRoutes(`${node} route gone`, list, (r) => !r.includes(gone));
+  assert.deepEqual(await list(), left);
+}

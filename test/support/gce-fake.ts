@@ -3,20 +3,17 @@
 // one process per test file, logging to a temp file, with its control
 // endpoints as methods.
 import { startGoFake } from './go-fake.ts';
-import { executableFrom, skipUnless } from './prerequisites.ts';
+import { prerequisite } from './prerequisites.ts';
 
-/** GCE_FAKE, else the binary scripts/gce-fake.sh built for the current sources. */
-export function gceFakePath(): string | undefined {
-  return executableFrom('GCE_FAKE', 'gce-fake.sh');
-}
-
-/** `{ skip }` for node:test; with CI=true a missing fake fails instead, so a broken build cannot pass. */
-export function gceFakeSkip(): { skip: string | false } {
-  return skipUnless(
-    gceFakePath() !== undefined,
-    'gce fake not built: run scripts/gce-fake.sh build (or set GCE_FAKE)',
-  );
-}
+// GCE_FAKE, else the binary scripts/gce-fake.sh
+// built for the current sources; its tests skip without it, and fail with CI=true.
+const GCE_FAKE = prerequisite(
+  'GCE_FAKE',
+  'gce-fake.sh',
+  'gce fake not built: run scripts/gce-fake.sh build (or set GCE_FAKE)',
+);
+export const gceFakePath = GCE_FAKE.path;
+export const gceFakeSkip = GCE_FAKE.skip;
 
 /** A route as the Compute Engine API returns it. */
 export interface FakeRoute {

@@ -2,21 +2,18 @@
 // v0.28.2's gce Cloud behind a command line) for the gce handover test: each call builds the cloud
 // from the CCM's gce.conf, as that CCM does, and runs one ListRoutes or CreateRoute against the GCE
 // fake, with the fake as its metadata server.
-import { executableFrom, skipUnless } from './prerequisites.ts';
+import { prerequisite } from './prerequisites.ts';
 import type { UpstreamRun } from './upstream-binary.ts';
 
-/** GCE_UPSTREAM, else the binary scripts/gce-upstream.sh built for the current sources. */
-export function gceUpstreamPath(): string | undefined {
-  return executableFrom('GCE_UPSTREAM', 'gce-upstream.sh');
-}
-
-/** `{ skip }` for node:test; with CI=true a missing binary fails instead, so a broken build cannot pass. */
-export function gceUpstreamSkip(): { skip: string | false } {
-  return skipUnless(
-    gceUpstreamPath() !== undefined,
-    'cloud-provider-gcp not built: run scripts/gce-upstream.sh build (or set GCE_UPSTREAM)',
-  );
-}
+// GCE_UPSTREAM, else the binary scripts/gce-upstream.sh
+// built for the current sources; its tests skip without it, and fail with CI=true.
+const GCE_UPSTREAM = prerequisite(
+  'GCE_UPSTREAM',
+  'gce-upstream.sh',
+  'cloud-provider-gcp not built: run scripts/gce-upstream.sh build (or set GCE_UPSTREAM)',
+);
+export const gceUpstreamPath = GCE_UPSTREAM.path;
+export const gceUpstreamSkip = GCE_UPSTREAM.skip;
 
 /**
  * The binary on the CCM's gce.conf. `metadataHost` (host:port) stands in for the instance's

@@ -3,22 +3,19 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Proc } from './child-processes.ts';
-import { executableFrom, skipUnless } from './prerequisites.ts';
+import { prerequisite } from './prerequisites.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
-/** NEUTRON_PYTHON, else the venv scripts/neutron.sh installed. */
-export function neutronPython(): string | undefined {
-  return executableFrom('NEUTRON_PYTHON', 'neutron.sh');
-}
-
-/** `{ skip }` for node:test; with CI=true a missing Neutron fails instead, so a broken install cannot pass. */
-export function neutronSkip(): { skip: string | false } {
-  return skipUnless(
-    neutronPython() !== undefined,
-    'neutron not installed: run scripts/neutron.sh (or set NEUTRON_PYTHON)',
-  );
-}
+// NEUTRON_PYTHON, else the venv scripts/neutron.sh installed; its tests
+// skip without it, and fail with CI=true.
+const NEUTRON_PYTHON = prerequisite(
+  'NEUTRON_PYTHON',
+  'neutron.sh',
+  'neutron not installed: run scripts/neutron.sh (or set NEUTRON_PYTHON)',
+);
+export const neutronPython = NEUTRON_PYTHON.path;
+export const neutronSkip = NEUTRON_PYTHON.skip;
 
 /** Waits for serve.py's `NEUTRON_READY <url>` line in its log. */
 export async function waitForReady(log: string, proc: Proc, timeoutMs: number): Promise<string> {

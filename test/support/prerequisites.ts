@@ -39,3 +39,15 @@ export function skipUnless(present: boolean, reason: string): { skip: string | f
   if (process.env['CI'] === 'true') throw new Error(`${reason}; required when CI=true`);
   return { skip: reason };
 }
+
+/** A prerequisite executable: where it is (executableFrom) and the `{ skip }` without it (skipUnless). */
+export interface Prerequisite {
+  path(): string | undefined;
+  skip(): { skip: string | false };
+}
+
+/** `envVar`, else what `scripts/<script> path` reports; `missing` says how to build or install it. */
+export function prerequisite(envVar: string, script: string, missing: string): Prerequisite {
+  const find = (): string | undefined => executableFrom(envVar, script);
+  return { path: find, skip: () => skipUnless(find() !== undefined, missing) };
+}
