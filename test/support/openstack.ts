@@ -23,8 +23,10 @@ import type { Proc } from './child-processes.ts';
 import { Keystone } from './keystone.ts';
 import type { KeystoneAccount } from './keystone.ts';
 import { ROOT, neutronPython, waitForReady } from './neutron-server.ts';
+import { CREDENTIALS } from './openstack-conf.ts';
 
 export { neutronPython, neutronSkip } from './neutron-server.ts';
+export { CREDENTIALS, globalSection, type Credentials } from './openstack-conf.ts';
 
 export interface ExtraRoute {
   destination: string;
@@ -52,35 +54,6 @@ export interface Fault {
   retryAfter?: string;
   /** Runs (against Neutron directly) before the matching request is forwarded, which then goes on. */
   before?: () => Promise<void>;
-}
-
-/** The stand-in's account; with the real Keystone, the one Keystone made (Keystone.provision). */
-export type Credentials = KeystoneAccount;
-
-export const CREDENTIALS: Credentials = {
-  username: 'k8s-routes',
-  password: 'pa ss;#"word',
-  domain: 'Default',
-  projectId: 'p-k8s',
-  appCredentialId: 'ac-4711',
-  appCredentialSecret: 'app-secret',
-};
-
-/**
- * cloud.conf's [Global] section as openstack-cloud-controller-manager reads it: password auth as
- * `c` (the password quoted, `"` and `\` escaped), region RegionOne; a blank line ends it.
- */
-export function globalSection(authUrl: string, c: Credentials = CREDENTIALS): string {
-  return [
-    '[Global]',
-    `auth-url = ${authUrl}`,
-    `username = ${c.username}`,
-    `password = "${c.password.replace(/["\\]/g, (m) => `\\${m}`)}"`,
-    `user-domain-name = ${c.domain}`,
-    `tenant-id = ${c.projectId}`,
-    'region = RegionOne',
-    '',
-  ].join('\n');
 }
 
 export interface OpenStackOptions {
