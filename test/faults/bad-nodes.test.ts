@@ -4,32 +4,18 @@
 // deploy/base/rbac.yaml. Every case has a healthy bystander node that must be
 // served regardless, and ends in a log line or Event.
 import assert from 'node:assert/strict';
-import { describe, test, type TestContext } from 'node:test';
+import { describe, test } from 'node:test';
 import { PermanentError } from '../../src/core/errors.ts';
 import { apiRequest, requireTestenv } from '../support/controlplane.ts';
 import { internalIP, waitFor } from '../integration/kube-helpers.ts';
-import type { FaultController } from './controller.ts';
-import { inProcessScenario, type InProcessOptions } from './scenario.ts';
-import { AuditedMemoryRoutes, suiteControlPlane, type SuiteEnv, type TrackedAdmin } from './support.ts';
+import { inProcessSuite } from './scenario.ts';
+import { AuditedMemoryRoutes, type TrackedAdmin } from './support.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('bad input: nodes (SPEC §8)', { timeout: 400_000 }, () => {
-  let env: SuiteEnv | undefined;
   let admin: TrackedAdmin;
-  suiteControlPlane((e) => ({ admin } = env = e));
-
-  const scenario = (
-    t: TestContext,
-    o: Partial<InProcessOptions>,
-    body: (rc: FaultController, cloud: AuditedMemoryRoutes) => Promise<void>,
-  ): Promise<void> => inProcessScenario(t, env, { watch: false, ...o }, body);
-
-  /** A node with nothing wrong, which must get its route whatever happens to the others. */
-  async function bystander(name: string, cidr: string, cloud: AuditedMemoryRoutes): Promise<void> {
-    await admin.createNode(name, [cidr], internalIP('10.20.0.1'));
-    await waitFor(`${name} routed`, 15_000, () => cloud.snapshot().some((r) => r.targetNode === name));
-  }
+  const { env, scenario, bystander } = inProcessSuite({ watch: false }, '10.20.0.1', (e) => ({ admin } = e));
 
   const condition = async (name: string): Promise<string> => {
     const c = await admin.condition(name);
@@ -48,7 +34,7 @@ describe('bad input: nodes (SPEC §8)', { timeout: 400_000 }, () => {
   }
 
   test('E1: duplicate pod CIDRs are refused by the apiserver (one per family); unit level: TR17', async (t) => {
-    if (env === undefined) return void requireTestenv(t);
+    if (env() === undefined) return void requireTestenv(t);
     for (const p of [
       ['10.244.1.0/24', '10.244.1.0/24'],
       ['10.244.1.0/24', '10.244.2.0/24'],
@@ -60,7 +46,7 @@ describe('bad input: nodes (SPEC §8)', { timeout: 400_000 }, () => {
     'E4: malformed pod CIDRs are refused by the apiserver (unit level: R17/E4); accepted non-canonical IPv6 forms are routed once and kept',
     { timeout: 60_000 },
     async (t) => {
-      if (env === undefined) return void requireTestenv(t);
+      if (env() === undefined) return void requireTestenv(t);
       assert.match(await refused(['10.244.1.5/24']), /must not have bits set beyond the prefix length/);
       assert.match(await refused(['010.244.1.0/24']), /must not have leading 0s/);
       assert.match(await refused(['10.244.1.0/33']), /must be a valid CIDR value/);

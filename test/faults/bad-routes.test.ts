@@ -4,31 +4,17 @@
 // kube-apiserver with the controller in-process as the user of
 // deploy/base/rbac.yaml. A healthy bystander node is served throughout.
 import assert from 'node:assert/strict';
-import { describe, test, type TestContext } from 'node:test';
+import { describe, test } from 'node:test';
 import { apiRequest, requireTestenv } from '../support/controlplane.ts';
 import { internalIP, waitFor } from '../integration/kube-helpers.ts';
-import type { FaultController } from './controller.ts';
-import { inProcessScenario, type InProcessOptions } from './scenario.ts';
-import type { AuditedMemoryRoutes } from './support.ts';
-import { suiteControlPlane, type SuiteEnv, type TrackedAdmin } from './support.ts';
+import { inProcessSuite } from './scenario.ts';
+import type { TrackedAdmin } from './support.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('bad input: cloud routes (SPEC §8)', { timeout: 300_000 }, () => {
-  let env: SuiteEnv | undefined;
   let admin: TrackedAdmin;
-  suiteControlPlane((e) => ({ admin } = env = e));
-
-  const scenario = (
-    t: TestContext,
-    o: Partial<InProcessOptions>,
-    body: (rc: FaultController, cloud: AuditedMemoryRoutes) => Promise<void>,
-  ): Promise<void> => inProcessScenario(t, env, { watch: true, ...o }, body);
-
-  async function bystander(name: string, cidr: string, cloud: AuditedMemoryRoutes): Promise<void> {
-    await admin.createNode(name, [cidr], internalIP('10.30.0.1'));
-    await waitFor(`${name} routed`, 15_000, () => cloud.snapshot().some((r) => r.targetNode === name));
-  }
+  const { env, scenario, bystander } = inProcessSuite({ watch: true }, '10.30.0.1', (e) => ({ admin } = e));
 
   test(
     'E8: routes to no known node: managed ones deleted, unmanaged untouched, the list never fails',
@@ -97,8 +83,9 @@ describe('bad input: cloud routes (SPEC §8)', { timeout: 300_000 }, () => {
     'E11: an unsynced (forbidden) node cache is never taken for zero nodes; once granted, it reconciles',
     { timeout: 60_000 },
     async (t) => {
-      if (env === undefined) return void requireTestenv(t);
-      const late = await env.cp.userKubeconfig('e11-late-grant');
+      const suite = env();
+      if (suite === undefined) return void requireTestenv(t);
+      const late = await suite.cp.userKubeconfig('e11-late-grant');
       const seed = [{ destinationCIDR: '10.244.111.0/24', targetNode: 'old-2' }];
       await scenario(t, { seed, kubeconfig: late }, async (rc, cloud) => {
         await waitFor('403 logged at Error', 15_000, () =>

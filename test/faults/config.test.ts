@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runToExit } from '../e2e/support.ts';
+import { unreachableKubeconfig } from '../support/daemon-run.ts';
 
 describe('bad cloud config and flags: exit 1, one error line each', { timeout: 180_000 }, () => {
   let dir = '';
@@ -21,17 +22,7 @@ describe('bad cloud config and flags: exit 1, one error line each', { timeout: 1
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'routectl-config-'));
     // Never contacted: the run must stop at validation.
-    kubeconfig = file(
-      'kubeconfig',
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
-        users: [{ name: 'u', user: { token: 'never-used' } }],
-        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-        'current-context': 'x',
-      }),
-    );
+    kubeconfig = unreachableKubeconfig(dir);
   });
 
   after(() => {

@@ -3,12 +3,13 @@
 // full call log, and clean up the scenario's nodes.
 import type { TestContext } from 'node:test';
 import { requireTestenv, type ControlPlane } from '../support/controlplane.ts';
-import { CLUSTER_CIDRS } from '../integration/kube-helpers.ts';
+import { CLUSTER_CIDRS, internalIP, waitFor } from '../integration/kube-helpers.ts';
 import { startFaultController, type FaultController, type FaultControllerOptions } from './controller.ts';
 import type { CheckOptions, RouteEntry } from './invariants.ts';
 import {
   assertCallLog,
   AuditedMemoryRoutes,
+  suiteControlPlane,
   type SuiteEnv,
   type TrackedAdmin,
   waitConverged,
@@ -106,4 +107,40 @@ export async function inProcessScenario(
     },
     body,
   );
+}
+
+export type ScenarioBody = (rc: FaultController, cloud: AuditedMemoryRoutes) => Promise<void>;
+
+/** A fault suite on its own control plane: its scenarios share `defaults`; see inProcessSuite. */
+export interface InProcessSuite {
+  /** The suite's environment once before() ran; undefined without the test binaries. */
+  readonly env: () => SuiteEnv | undefined;
+  readonly scenario: (t: TestContext, o: Partial<InProcessOptions>, body: ScenarioBody) => Promise<void>;
+  /** A node with nothing wrong, which must get its route whatever happens to the others. */
+  readonly bystander: (name: string, cidr: string, cloud: AuditedMemoryRoutes) => Promise<void>;
+}
+
+/**
+ * Starts the suite's control plane (suiteControlPlane, which hands the environment to `set`)
+ * and returns its in-process scenario with `defaults` under each test's options; bystanders
+ * get `bystanderIP` as their InternalIP.
+ */
+export function inProcessSuite(
+  defaults: Partial<InProcessOptions>,
+  bystanderIP: string,
+  set: (env: SuiteEnv) => void,
+): InProcessSuite {
+  let env: SuiteEnv | undefined;
+  suiteControlPlane((e) => {
+    env = e;
+    set(e);
+  });
+  return {
+    env: () => env,
+    scenario: (t, o, body) => inProcessScenario(t, env, { watch: false, ...defaults, ...o }, body),
+    async bystander(name, cidr, cloud) {
+      await env!.admin.createNode(name, [cidr], internalIP(bystanderIP));
+      await waitFor(`${name} routed`, 15_000, () => cloud.snapshot().some((r) => r.targetNode === name));
+    },
+  };
 }

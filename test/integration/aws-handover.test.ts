@@ -13,31 +13,19 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DescribeInstanceAttributeCommand, DescribeRouteTablesCommand, EC2Client } from '@aws-sdk/client-ec2';
 import type { Route as Ec2Route } from '@aws-sdk/client-ec2';
-import { parseFlags } from '../../src/cli/flags.ts';
 import { awsProviderFactory } from '../../src/cloud/aws/index.ts';
-import { MemoryCluster } from '../../src/cluster/memory-cluster.ts';
-import { RouteController } from '../../src/controller/route-controller.ts';
+import { MemoryCluster, type NodeSpecInput } from '../../src/cluster/memory-cluster.ts';
+import type { RouteController } from '../../src/controller/route-controller.ts';
 import { RealClock } from '../../src/core/clock.ts';
-import type { CallOptions, Route, Routes } from '../../src/core/types.ts';
-import {
-  awsUpstreamSkip,
-  upstreamCreateRoute,
-  upstreamListRoutes,
-  type UpstreamNode,
-} from '../support/aws-upstream.ts';
+import { awsUpstream, awsUpstreamSkip, type UpstreamNode } from '../support/aws-upstream.ts';
+import { reconcileNow } from '../support/cluster-controller.ts';
+import { addNode, ccmFlags, counting, handoverController } from '../support/handover.ts';
+import { upstreamCreate, upstreamList } from '../support/upstream-binary.ts';
 import { createTable, createVpc, runInstances, ZONE } from '../support/ec2-fixture.ts';
 import { motoSkip, startMoto, type Moto } from '../support/moto.ts';
 
 const REGION = 'us-east-1';
 const CLUSTER_ID = 'prod';
-// As the CCM's route controller leaves a routed node (upstream updateNetworkingCondition).
-const ROUTED = {
-  type: 'NetworkUnavailable',
-  status: 'False',
-  reason: 'RouteCreated',
-  message: 'RouteController created a route',
-  lastTransitionTime: new Date(0).toISOString(),
-};
 
 let moto: Moto;
 let ec2: EC2Client;
@@ -73,22 +61,14 @@ async function tableRoutes(): Promise<Ec2Route[]> {
   return out.RouteTables![0]!.Routes ?? [];
 }
 
-/** Counts the writes the controller sends through the provider. */
-function counting(inner: Routes): { routes: Routes; writes: string[] } {
-  const writes: string[] = [];
+/** The node on instance i, named as EC2 names the instance's host. */
+function ec2Node(i: number, podCIDRs: string[]): NodeSpecInput {
+  const inst = instances[i]!;
   return {
-    writes,
-    routes: {
-      listRoutes: (c: string, o: CallOptions) => inner.listRoutes(c, o),
-      createRoute: (c: string, h: string, r: Readonly<Route>, o: CallOptions) => {
-        writes.push(`create ${r.destinationCIDR}`);
-        return inner.createRoute(c, h, r, o);
-      },
-      deleteRoute: (c: string, r: Readonly<Route>, o: CallOptions) => {
-        writes.push(`delete ${r.destinationCIDR}`);
-        return inner.deleteRoute(c, r, o);
-      },
-    },
+    name: `ip-10-0-1-${i}.ec2.internal`,
+    podCIDRs,
+    providerID: `aws:///${ZONE}/${inst.id}`,
+    addresses: [{ type: 'InternalIP', address: inst.privateIp }],
   };
 }
 
@@ -99,7 +79,7 @@ function upstreamNodes(cluster: MemoryCluster): UpstreamNode[] {
 
 /** Upstream's ListRoutes, as name and target node per destination. */
 async function upstreamSees(cluster: MemoryCluster): Promise<{ cidr: string; node: string }[]> {
-  const routes = await upstreamListRoutes(ccm().conf, upstreamNodes(cluster), CLUSTER_ID);
+  const routes = await upstreamList(awsUpstream(ccm().conf, upstreamNodes(cluster)), CLUSTER_ID);
   for (const r of routes) assert.equal(r.name, `${CLUSTER_ID}-${r.destinationCIDR}`);
   return routes.map((r) => ({ cidr: r.destinationCIDR, node: r.blackhole ? '(blackhole)' : r.targetNode }));
 }
@@ -128,36 +108,20 @@ describe('handover from and rollback to cloud-provider-aws, against moto', { ski
     // Three nodes the CCM routed, each with upstream's own CreateRoute (which also turns the
     // instance's source/destination check off).
     for (let i = 0; i < 3; i++) {
-      const inst = instances[i]!;
-      cluster.createNode({
-        name: `ip-10-0-1-${i}.ec2.internal`,
-        podCIDRs: [`10.244.${i}.0/24`],
-        providerID: `aws:///${ZONE}/${inst.id}`,
-        addresses: [{ type: 'InternalIP', address: inst.privateIp }],
-        conditions: [ROUTED],
-      });
-      await upstreamCreateRoute(ccm().conf, upstreamNodes(cluster), CLUSTER_ID, {
+      addNode(cluster, ec2Node(i, [`10.244.${i}.0/24`]), true);
+      await upstreamCreate(awsUpstream(ccm().conf, upstreamNodes(cluster)), CLUSTER_ID, {
         nameHint: `uid-${i}`,
         node: `ip-10-0-1-${i}.ec2.internal`,
         cidr: `10.244.${i}.0/24`,
       });
     }
     const { conf, argv } = ccm();
-    const parsed = parseFlags(argv);
-    assert.deepEqual(parsed.errors, []);
-    assert.equal(parsed.flags.routesEnabled, true);
+    const flags = ccmFlags(argv);
+    assert.equal(flags.routesEnabled, true);
     const provider = await awsProviderFactory(conf, cluster);
     const counted = counting(provider.routes()!);
     writes = counted.writes;
-    controller = new RouteController({
-      routes: counted.routes,
-      nodes: cluster,
-      statusWriter: cluster,
-      recorder: cluster,
-      clusterName: parsed.flags.clusterName,
-      clusterCIDRs: parsed.flags.clusterCIDRs,
-      ...(provider.routeTargetKeys ? { routeTargetKeys: provider.routeTargetKeys } : {}),
-    });
+    controller = handoverController(cluster, provider, flags, counted.routes);
   });
   after(async () => {
     process.env = savedEnv;
@@ -181,7 +145,7 @@ describe('handover from and rollback to cloud-provider-aws, against moto', { ski
       { cidr: '10.244.1.0/24', node: 'ip-10-0-1-1.ec2.internal' },
       { cidr: '10.244.2.0/24', node: 'ip-10-0-1-2.ec2.internal' },
     ]);
-    const report = await controller.reconcileOnce('periodic', new AbortController().signal);
+    const report = await reconcileNow(controller);
     assert.equal(report.outcome, 'noop', report.error);
     assert.deepEqual(writes, []);
     assert.deepEqual(cluster.patches, []);
@@ -189,19 +153,9 @@ describe('handover from and rollback to cloud-provider-aws, against moto', { ski
   });
 
   test('rollback: the CCM lists the IPv4 routes written here as its own, with the right node', async () => {
-    cluster.createNode({
-      name: 'ip-10-0-1-3.ec2.internal',
-      podCIDRs: ['10.244.3.0/24'],
-      providerID: `aws:///${ZONE}/${instances[3]!.id}`,
-      addresses: [{ type: 'InternalIP', address: instances[3]!.privateIp }],
-    });
-    cluster.createNode({
-      name: 'ip-10-0-1-4.ec2.internal',
-      podCIDRs: ['10.244.4.0/24', 'fd00:10:244:4::/64'],
-      providerID: `aws:///${ZONE}/${instances[4]!.id}`,
-      addresses: [{ type: 'InternalIP', address: instances[4]!.privateIp }],
-    });
-    const report = await controller.reconcileOnce('periodic', new AbortController().signal);
+    addNode(cluster, ec2Node(3, ['10.244.3.0/24']), false);
+    addNode(cluster, ec2Node(4, ['10.244.4.0/24', 'fd00:10:244:4::/64']), false);
+    const report = await reconcileNow(controller);
     assert.equal(report.outcome, 'changed', report.error);
     assert.deepEqual(writes.sort(), [
       'create 10.244.3.0/24',

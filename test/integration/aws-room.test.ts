@@ -10,24 +10,60 @@ import { after, before, describe, test } from 'node:test';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { Registry } from 'prom-client';
 import { MemoryCluster } from '../../src/cluster/memory-cluster.ts';
-import { RouteController } from '../../src/controller/route-controller.ts';
+import type { RouteController } from '../../src/controller/route-controller.ts';
 import { MemoryLogger } from '../../src/core/ports.ts';
 import { EC2Client as PluginEc2Client } from '../../src/cloud/aws/ec2.ts';
 import { AwsRoutes } from '../../src/cloud/aws/routes.ts';
 import { RouteTableLimit } from '../../src/cloud/aws/room.ts';
 import { httpFetch, type FetchLike } from '../../src/platform/http-fetch.ts';
-import { createFixture, nodesFor, tableRoutes } from '../support/ec2-fixture.ts';
+import { clusterController } from '../support/cluster-controller.ts';
+import { createFixture, nodesFor, tableRoutes, type Ec2Fixture } from '../support/ec2-fixture.ts';
 import { motoSkip, startMoto, type Moto } from '../support/moto.ts';
+import { gauge } from '../support/room-gauges.ts';
 import { formatRoom } from '../../src/cli/plan.ts';
 
 process.env.AWS_EC2_METADATA_DISABLED = 'true';
 const CLUSTER = 'test-cluster';
 
-async function gauge(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const m = await registry.getSingleMetric(name)!.get();
-  return m.values
-    .filter((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val))
-    .reduce((s, v) => s + v.value, 0);
+/** The SDK for the fixtures and the plug-in's own client, both on one moto, with no retries. */
+function clients(moto: Moto): { ec2: EC2Client; plugin: PluginEc2Client } {
+  const config = {
+    endpoint: moto.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+    maxAttempts: 1,
+  };
+  return { ec2: new EC2Client(config), plugin: new PluginEc2Client(config) };
+}
+
+/** The fixture's nodes, registered as the cloud node controller would. */
+function clusterOf(f: Ec2Fixture): MemoryCluster {
+  const cluster = new MemoryCluster();
+  for (const n of nodesFor(f))
+    cluster.createNode({
+      name: n.metadata!.name!,
+      uid: n.metadata!.uid!,
+      providerID: n.spec!.providerID!,
+      podCIDRs: n.spec!.podCIDRs!,
+      addresses: n.status!.addresses!,
+    });
+  return cluster;
+}
+
+/** The controller on the plug-in with `limit`, its metrics in `registry`. */
+function controllerOn(
+  cluster: MemoryCluster,
+  plugin: PluginEc2Client,
+  limit: RouteTableLimit,
+  registry: Registry,
+): RouteController {
+  return clusterController(cluster, {
+    routes: new AwsRoutes(plugin, {}, cluster, limit),
+    logger: new MemoryLogger(),
+    registry,
+    clusterName: CLUSTER,
+    clusterCIDRs: ['10.244.0.0/16'],
+  });
 }
 
 describe('aws: the route table’s room against moto (R115–R118)', motoSkip(), () => {
@@ -36,14 +72,7 @@ describe('aws: the route table’s room against moto (R115–R118)', motoSkip(),
   let plugin: PluginEc2Client;
   before(async () => {
     moto = await startMoto();
-    const config = {
-      endpoint: moto.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-      maxAttempts: 1,
-    };
-    ec2 = new EC2Client(config);
-    plugin = new PluginEc2Client(config);
+    ({ ec2, plugin } = clients(moto));
   });
   after(async () => {
     ec2?.destroy();
@@ -60,27 +89,9 @@ describe('aws: the route table’s room against moto (R115–R118)', motoSkip(),
       quotaReads++;
       return base(url, init);
     };
-    const cluster = new MemoryCluster();
-    for (const n of nodesFor(f))
-      cluster.createNode({
-        name: n.metadata!.name!,
-        uid: n.metadata!.uid!,
-        providerID: n.spec!.providerID!,
-        podCIDRs: n.spec!.podCIDRs!,
-        addresses: n.status!.addresses!,
-      });
     const limit = new RouteTableLimit({ client: plugin, endpoint: moto.endpoint, fetch: counting });
     const registry = new Registry();
-    const controller = new RouteController({
-      routes: new AwsRoutes(plugin, {}, cluster, limit),
-      nodes: cluster,
-      statusWriter: cluster,
-      recorder: cluster,
-      logger: new MemoryLogger(),
-      registry,
-      clusterName: CLUSTER,
-      clusterCIDRs: ['10.244.0.0/16'],
-    });
+    const controller = controllerOn(clusterOf(f), plugin, limit, registry);
     const signal = new AbortController().signal;
     for (let i = 0; i < 3; i++) await controller.reconcileOnce('periodic', signal);
     assert.equal(quotaReads, 1, 'one GetServiceQuota for three listing reconciles');
@@ -131,14 +142,7 @@ describe('aws: the route table’s room against moto (R115–R118)', motoSkip(),
     let lplugin: PluginEc2Client;
     before(async () => {
       limited = await startMoto({ routesPerTable: LIMIT });
-      const config = {
-        endpoint: limited.endpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-        maxAttempts: 1,
-      };
-      lec2 = new EC2Client(config);
-      lplugin = new PluginEc2Client(config);
+      ({ ec2: lec2, plugin: lplugin } = clients(limited));
     });
     after(async () => {
       lec2?.destroy();
@@ -151,27 +155,14 @@ describe('aws: the route table’s room against moto (R115–R118)', motoSkip(),
       const before = (await tableRoutes(lec2, f.tableId)).length;
       const room = LIMIT - before;
       assert.ok(room > 0 && room < 6, `the table holds ${before} routes before the cluster's`);
-      const cluster = new MemoryCluster();
-      for (const n of nodesFor(f))
-        cluster.createNode({
-          name: n.metadata!.name!,
-          uid: n.metadata!.uid!,
-          providerID: n.spec!.providerID!,
-          podCIDRs: n.spec!.podCIDRs!,
-          addresses: n.status!.addresses!,
-        });
-      const limit = new RouteTableLimit({ client: lplugin, configured: LIMIT });
+      const cluster = clusterOf(f);
       const registry = new Registry();
-      const controller = new RouteController({
-        routes: new AwsRoutes(lplugin, {}, cluster, limit),
-        nodes: cluster,
-        statusWriter: cluster,
-        recorder: cluster,
-        logger: new MemoryLogger(),
+      const controller = controllerOn(
+        cluster,
+        lplugin,
+        new RouteTableLimit({ client: lplugin, configured: LIMIT }),
         registry,
-        clusterName: CLUSTER,
-        clusterCIDRs: ['10.244.0.0/16'],
-      });
+      );
       const signal = new AbortController().signal;
       const routed: string[][] = [];
       for (let i = 0; i < 3; i++) {

@@ -12,12 +12,12 @@
 // Run: scripts/azure-fake.sh build && node --test test/integration/azure-handover.test.ts
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { parseFlags } from '../../src/cli/flags.ts';
 import { buildAzureProvider, type AzureCredential } from '../../src/cloud/azure/index.ts';
 import { MemoryCluster } from '../../src/cluster/memory-cluster.ts';
-import { RouteController } from '../../src/controller/route-controller.ts';
 import { RealClock } from '../../src/core/clock.ts';
 import { azureFakeSkip, startAzureFake, type AzureFake, type FakeRoute } from '../support/azure-fake.ts';
+import { reconcileNow } from '../support/cluster-controller.ts';
+import { addNode, ccmFlags, handoverController } from '../support/handover.ts';
 
 const SUB = '00000000-0000-0000-0000-0000000000b2';
 const RG = 'k8s-rg';
@@ -30,13 +30,6 @@ const NODES = [1, 2, 3].map((i) => ({
   ip: `10.240.0.${i + 3}`,
   podCIDR: `10.244.${i}.0/24`,
 }));
-const ROUTED = {
-  type: 'NetworkUnavailable',
-  status: 'False',
-  reason: 'RouteCreated',
-  message: 'RouteController created a route',
-  lastTransitionTime: new Date(0).toISOString(),
-};
 // kubernetes-sigs/cloud-provider-azure examples/out-of-tree/cloud-controller-manager.yaml.
 const CCM_ARGS = [
   '--allocate-node-cidrs=true',
@@ -89,16 +82,18 @@ describe(
       });
       const cluster = new MemoryCluster({ clock: new RealClock() });
       for (const n of NODES.slice(0, 2)) {
-        cluster.createNode({
-          name: n.name,
-          podCIDRs: [n.podCIDR],
-          providerID: `azure:///subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Compute/virtualMachines/${n.name}`,
-          addresses: [{ type: 'InternalIP', address: n.ip }],
-          conditions: [ROUTED],
-        });
+        addNode(
+          cluster,
+          {
+            name: n.name,
+            podCIDRs: [n.podCIDR],
+            providerID: `azure:///subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Compute/virtualMachines/${n.name}`,
+            addresses: [{ type: 'InternalIP', address: n.ip }],
+          },
+          true,
+        );
       }
-      const parsed = parseFlags(CCM_ARGS);
-      assert.deepEqual(parsed.errors, []);
+      const flags = ccmFlags(CCM_ARGS);
       // azure.json as AKS-engine/CAPZ write it (keys this plug-in does not use included).
       const azureJson = JSON.stringify({
         cloud: 'AzurePublicCloud',
@@ -117,31 +112,23 @@ describe(
         resourceManagerEndpoint: fake.endpoint,
       });
       const provider = await buildAzureProvider(azureJson, cluster, { env: {}, credential: STATIC_TOKEN });
-      const controller = new RouteController({
-        routes: provider.routes()!,
-        nodes: cluster,
-        statusWriter: cluster,
-        recorder: cluster,
-        clusterName: parsed.flags.clusterName,
-        clusterCIDRs: parsed.flags.clusterCIDRs,
-        ...(provider.routeTargetKeys ? { routeTargetKeys: provider.routeTargetKeys } : {}),
-      });
+      const controller = handoverController(cluster, provider, flags);
       const writes = async (): Promise<number> =>
         (await fake.requests()).filter((r) => r.method === 'PUT' || r.method === 'DELETE').length;
       const before = await writes();
 
-      const handover = await controller.reconcileOnce('periodic', new AbortController().signal);
+      const handover = await reconcileNow(controller);
       assert.equal(handover.outcome, 'noop', handover.error);
       assert.equal(await writes(), before);
       assert.deepEqual(cluster.patches, []);
 
       const n3 = NODES[2]!;
-      cluster.createNode({
-        name: n3.name,
-        podCIDRs: [n3.podCIDR],
-        addresses: [{ type: 'InternalIP', address: n3.ip }],
-      });
-      const grew = await controller.reconcileOnce('periodic', new AbortController().signal);
+      addNode(
+        cluster,
+        { name: n3.name, podCIDRs: [n3.podCIDR], addresses: [{ type: 'InternalIP', address: n3.ip }] },
+        false,
+      );
+      const grew = await reconcileNow(controller);
       assert.equal(grew.outcome, 'changed', grew.error);
       const table = await fake.table(TABLE);
       assert.deepEqual(
@@ -153,7 +140,7 @@ describe(
       assert.deepEqual(added?.properties.nextHopIpAddress, n3.ip);
       // The hazard: the CCM keeps the routes it named, and would replace the one named `<node>` once.
       assert.deepEqual(upstreamOutdated(table?.properties.routes), [n3.name]);
-      assert.equal(provider.rollbackHazards?.(parsed.flags.clusterCIDRs).length, 1);
+      assert.equal(provider.rollbackHazards?.(flags.clusterCIDRs).length, 1);
     });
   },
 );

@@ -7,26 +7,41 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { MemoryCluster } from '../../src/cluster/memory-cluster.ts';
-import { RouteController } from '../../src/controller/route-controller.ts';
 import { MemoryLogger } from '../../src/core/ports.ts';
-import { AzureRoutes, createNetworkClient, routeTableApi } from '../../src/cloud/azure/index.ts';
-import type { AzureCredential } from '../../src/cloud/azure/index.ts';
+import type { AzureRoutesConfig } from '../../src/cloud/azure/index.ts';
 import { azureFakeSkip, startAzureFake } from '../support/azure-fake.ts';
 import type { AzureFake } from '../support/azure-fake.ts';
+import { azureRoutesOn } from '../support/azure-plugin.ts';
+import { clusterController, reconcileNow } from '../support/cluster-controller.ts';
+import { roomGauges } from '../support/room-gauges.ts';
 import { formatRoom } from '../../src/cli/plan.ts';
 
 const SUB = '00000000-0000-0000-0000-0000000000a1';
 const RG = 'k8s-rg';
 const TABLE = 'k8s-routes';
-const STATIC_TOKEN: AzureCredential = {
-  getToken: async () => ({ token: 'static-test-token', expiresOnTimestamp: Date.now() + 3_600_000 }),
-};
+const TABLE_CONFIG: AzureRoutesConfig = { resourceGroup: RG, routeTableName: TABLE, location: 'westeurope' };
 
-async function gauge(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const m = await registry.getSingleMetric(name)!.get();
-  return m.values
-    .filter((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val))
-    .reduce((s, v) => s + v.value, 0);
+/** The table with another user's route in it, and a cluster of `count` nodes, node1 to nodeN. */
+async function seed(fake: AzureFake, count: number): Promise<MemoryCluster> {
+  await fake.putTable(SUB, RG, TABLE, {
+    location: 'westeurope',
+    properties: {
+      routes: [
+        {
+          name: 'vpn',
+          properties: { addressPrefix: '192.168.0.0/16', nextHopType: 'VirtualNetworkGateway' },
+        },
+      ],
+    },
+  });
+  const cluster = new MemoryCluster();
+  for (let i = 1; i <= count; i++)
+    cluster.createNode({
+      name: `node${i}`,
+      podCIDRs: [`10.244.${i}.0/24`],
+      addresses: [{ type: 'InternalIP', address: `10.0.0.${i}` }],
+    });
+  return cluster;
 }
 
 describe('azure: the route table’s room (R115–R118)', { ...azureFakeSkip(), timeout: 120_000 }, () => {
@@ -41,41 +56,11 @@ describe('azure: the route table’s room (R115–R118)', { ...azureFakeSkip(), 
   test('a full table: gauges, a refused create with its Event, one PUT, nothing removed', async () => {
     await fake.reset();
     // Another user's route in the table holds one of the three places.
-    await fake.putTable(SUB, RG, TABLE, {
-      location: 'westeurope',
-      properties: {
-        routes: [
-          {
-            name: 'vpn',
-            properties: { addressPrefix: '192.168.0.0/16', nextHopType: 'VirtualNetworkGateway' },
-          },
-        ],
-      },
-    });
-    const cluster = new MemoryCluster();
-    const ip = (a: string) => [{ type: 'InternalIP', address: a }];
-    cluster.createNode({ name: 'node1', podCIDRs: ['10.244.1.0/24'], addresses: ip('10.0.0.1') });
-    cluster.createNode({ name: 'node2', podCIDRs: ['10.244.2.0/24'], addresses: ip('10.0.0.2') });
-    cluster.createNode({ name: 'node3', podCIDRs: ['10.244.3.0/24'], addresses: ip('10.0.0.3') });
-    const client = createNetworkClient(
-      {
-        resourceManagerEndpoint: fake.endpoint,
-        subscriptionId: SUB,
-        tokenScope: 'https://management.azure.com/.default',
-      },
-      STATIC_TOKEN,
-    );
-    const routes = new AzureRoutes(
-      routeTableApi(client, { pollIntervalMs: 20 }),
-      { resourceGroup: RG, routeTableName: TABLE, location: 'westeurope', routeLimit: 3 },
-      cluster,
-    );
+    const cluster = await seed(fake, 3);
+    const routes = azureRoutesOn(fake, SUB, { ...TABLE_CONFIG, routeLimit: 3 }, cluster);
     const registry = new Registry();
-    const controller = new RouteController({
+    const controller = clusterController(cluster, {
       routes,
-      nodes: cluster,
-      statusWriter: cluster,
-      recorder: cluster,
       logger: new MemoryLogger(),
       registry,
       clusterName: 'k8s',
@@ -108,14 +93,7 @@ describe('azure: the route table’s room (R115–R118)', { ...azureFakeSkip(), 
       '10.244.2.0/24',
       '192.168.0.0/16',
     ]);
-    assert.deepEqual(
-      [
-        await gauge(registry, 'route_controller_route_table_routes', { owner: 'cluster' }),
-        await gauge(registry, 'route_controller_route_table_routes', { owner: 'other' }),
-        await gauge(registry, 'route_controller_route_table_route_limit'),
-      ],
-      [2, 1, 3],
-    );
+    assert.deepEqual(await roomGauges(registry), [2, 1, 3]);
     const events = cluster.events.filter((e) => e.node.name === 'node3');
     assert.equal(events.length, 2);
     assert.match(
@@ -132,44 +110,14 @@ describe('azure: the route table’s room (R115–R118)', { ...azureFakeSkip(), 
   test('the fake refuses a table beyond its own limit: every create of that PUT fails as quota_exceeded, no route is lost', async () => {
     await fake.reset();
     await fake.setMaxRoutes(2);
-    await fake.putTable(SUB, RG, TABLE, {
-      location: 'westeurope',
-      properties: {
-        routes: [
-          {
-            name: 'vpn',
-            properties: { addressPrefix: '192.168.0.0/16', nextHopType: 'VirtualNetworkGateway' },
-          },
-        ],
-      },
-    });
-    const cluster = new MemoryCluster();
-    const ip = (a: string) => [{ type: 'InternalIP', address: a }];
-    cluster.createNode({ name: 'node1', podCIDRs: ['10.244.1.0/24'], addresses: ip('10.0.0.1') });
-    cluster.createNode({ name: 'node2', podCIDRs: ['10.244.2.0/24'], addresses: ip('10.0.0.2') });
-    const client = createNetworkClient(
-      {
-        resourceManagerEndpoint: fake.endpoint,
-        subscriptionId: SUB,
-        tokenScope: 'https://management.azure.com/.default',
-      },
-      STATIC_TOKEN,
-    );
+    const cluster = await seed(fake, 2);
     // The plug-in assumes Azure's 1,000; the fake allows 2, so its PUT is what refuses.
-    const routes = new AzureRoutes(
-      routeTableApi(client, { pollIntervalMs: 20 }),
-      { resourceGroup: RG, routeTableName: TABLE, location: 'westeurope' },
-      cluster,
-    );
-    const controller = new RouteController({
-      routes,
-      nodes: cluster,
-      statusWriter: cluster,
-      recorder: cluster,
+    const controller = clusterController(cluster, {
+      routes: azureRoutesOn(fake, SUB, TABLE_CONFIG, cluster),
       clusterName: 'k8s',
       clusterCIDRs: ['10.244.0.0/16'],
     });
-    const report = await controller.reconcileOnce('periodic', new AbortController().signal);
+    const report = await reconcileNow(controller);
     assert.deepEqual([...report.failureKinds], ['quota_exceeded']);
     assert.equal(report.failed, 2);
     const table = await fake.table(TABLE);

@@ -5,23 +5,16 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { errorKind, retryAfterMs } from '../../src/core/errors.ts';
-import type { CallOptions, Node, NodeLister, OperationResult, Route } from '../../src/core/types.ts';
-import {
-  AzureRoutes,
-  buildAzureProvider,
-  createNetworkClient,
-  routeTableApi,
-} from '../../src/cloud/azure/index.ts';
-import type { AzureCredential } from '../../src/cloud/azure/index.ts';
-import { azureFakeSkip, startAzureFake } from '../support/azure-fake.ts';
+import type { Node, OperationResult, Route } from '../../src/core/types.ts';
+import { buildAzureProvider, type AzureRoutes } from '../../src/cloud/azure/index.ts';
+import { azureFakeSkip, FIREWALL_ROUTE, startAzureFake } from '../support/azure-fake.ts';
 import type { AzureFake, FakeRoute } from '../support/azure-fake.ts';
+import { azureRoutesOn, STATIC_TOKEN } from '../support/azure-plugin.ts';
+import { callOptions, nodeLister, wantRoute } from '../support/provider-calls.ts';
 
 const SUB = '00000000-0000-0000-0000-0000000000a1';
 const RG = 'k8s-rg';
 const TABLE = 'k8s-routes';
-const STATIC_TOKEN: AzureCredential = {
-  getToken: async () => ({ token: 'static-test-token', expiresOnTimestamp: Date.now() + 3_600_000 }),
-};
 
 function node(name: string, podCIDRs: string[], ...ips: string[]): Node {
   return {
@@ -36,25 +29,6 @@ const NODES = [
   node('node10', ['10.244.10.0/24'], '10.0.0.10'),
   node('ds', ['10.244.2.0/24', 'fd00:10:244:2::/64'], '10.0.0.2', 'fd00::2'),
 ];
-
-function lister(nodes: Node[]): NodeLister {
-  return { get: (n) => nodes.find((x) => x.metadata?.name === n), list: () => nodes };
-}
-
-function opts(signal = new AbortController().signal): CallOptions {
-  return { signal, reconcile: { id: 'r', scratch: new Map() } };
-}
-
-function want(targetNode: string, destinationCIDR: string): Route {
-  return {
-    name: '',
-    targetNode,
-    targetNodeAddresses: [],
-    enableNodeAddresses: false,
-    destinationCIDR,
-    blackhole: false,
-  };
-}
 
 const creates = (...rs: Route[]) => ({
   deletes: [],
@@ -84,28 +58,25 @@ describe("azure provider against Microsoft's fake servers", { ...azureFakeSkip()
   });
   beforeEach(async () => {
     await fake.reset();
-    const client = createNetworkClient(
-      {
-        resourceManagerEndpoint: fake.endpoint,
-        subscriptionId: SUB,
-        tokenScope: 'https://management.azure.com/.default',
-      },
-      STATIC_TOKEN,
-    );
-    routes = new AzureRoutes(
-      routeTableApi(client, { pollIntervalMs: 20 }),
+    routes = azureRoutesOn(
+      fake,
+      SUB,
       { resourceGroup: RG, routeTableName: TABLE, location: 'westeurope' },
-      lister(NODES),
+      nodeLister(NODES),
     );
   });
 
   test('a missing table is created in location by the first write, one PUT whose LRO takes 3 polls', async () => {
     await fake.setLROPolls(3);
-    const o = opts();
+    const o = callOptions();
     assert.deepEqual(await routes.listRoutes('c', o), []);
     const r = await routes.applyRoutes(
       'c',
-      creates(want('node1', '10.244.1.0/24'), want('ds', '10.244.2.0/24'), want('ds', 'fd00:10:244:2::/64')),
+      creates(
+        wantRoute('node1', '10.244.1.0/24'),
+        wantRoute('ds', '10.244.2.0/24'),
+        wantRoute('ds', 'fd00:10:244:2::/64'),
+      ),
       o,
     );
     assert.deepEqual(kinds(r), ['ok', 'ok', 'ok']);
@@ -136,11 +107,11 @@ describe("azure provider against Microsoft's fake servers", { ...azureFakeSkip()
   test("node1 and node10: deleting node1's route leaves node10's, in one PUT with the ETag read", async () => {
     await routes.applyRoutes(
       'c',
-      creates(want('node1', '10.244.1.0/24'), want('node10', '10.244.10.0/24')),
-      opts(),
+      creates(wantRoute('node1', '10.244.1.0/24'), wantRoute('node10', '10.244.10.0/24')),
+      callOptions(),
     );
     const before = await fake.table(TABLE);
-    const o = opts();
+    const o = callOptions();
     const listed = await routes.listRoutes('c', o);
     assert.deepEqual(
       listed.map((r) => `${r.name}>${r.targetNode}`),
@@ -156,19 +127,11 @@ describe("azure provider against Microsoft's fake servers", { ...azureFakeSkip()
   });
 
   test("a write between our read and our PUT: 412 for the batch, the retry keeps the other writer's route", async () => {
-    await routes.applyRoutes('c', creates(want('node1', '10.244.1.0/24')), opts());
-    const foreign = {
-      name: 'to_firewall',
-      properties: {
-        addressPrefix: '0.0.0.0/0',
-        nextHopType: 'VirtualAppliance',
-        nextHopIpAddress: '10.0.0.250',
-      },
-    };
-    await fake.inject({ method: 'PUT', table: TABLE, foreignRoute: foreign });
-    const o = opts();
+    await routes.applyRoutes('c', creates(wantRoute('node1', '10.244.1.0/24')), callOptions());
+    await fake.inject({ method: 'PUT', table: TABLE, foreignRoute: FIREWALL_ROUTE });
+    const o = callOptions();
     await routes.listRoutes('c', o);
-    const plan = creates(want('node10', '10.244.10.0/24'), want('ds', 'fd00:10:244:2::/64'));
+    const plan = creates(wantRoute('node10', '10.244.10.0/24'), wantRoute('ds', 'fd00:10:244:2::/64'));
     assert.deepEqual(kinds(await routes.applyRoutes('c', plan, o)), ['conflict', 'conflict']);
     assert.deepEqual(kinds(await routes.applyRoutes('c', plan, o)), ['ok', 'ok']);
     assert.deepEqual(summary((await fake.table(TABLE))?.properties.routes), [
@@ -189,7 +152,7 @@ describe("azure provider against Microsoft's fake servers", { ...azureFakeSkip()
       message: 'Number of write requests for subscription exceeded the limit.',
       retryAfter: '7',
     });
-    const [r] = await routes.applyRoutes('c', creates(want('node1', '10.244.1.0/24')), opts());
+    const [r] = await routes.applyRoutes('c', creates(wantRoute('node1', '10.244.1.0/24')), callOptions());
     assert.ok(r !== undefined && !r.ok);
     assert.equal(errorKind(r.error), 'throttled');
     assert.equal(retryAfterMs(r.error), 7000);
@@ -200,7 +163,11 @@ describe("azure provider against Microsoft's fake servers", { ...azureFakeSkip()
 
   test('an LRO that ends Failed is retryable with its code; an aborted signal stops a long LRO', async () => {
     await fake.inject({ method: 'PUT', lroError: 'InternalServerError' });
-    const [failed] = await routes.applyRoutes('c', creates(want('node1', '10.244.1.0/24')), opts());
+    const [failed] = await routes.applyRoutes(
+      'c',
+      creates(wantRoute('node1', '10.244.1.0/24')),
+      callOptions(),
+    );
     assert.ok(failed !== undefined && !failed.ok);
     assert.equal(errorKind(failed.error), 'retryable');
     assert.match((failed.error as Error).message, /InternalServerError/);
@@ -209,7 +176,11 @@ describe("azure provider against Microsoft's fake servers", { ...azureFakeSkip()
     const polls = async (): Promise<number> => (await fake.requests()).filter((e) => e.api === 'poll').length;
     const before = await polls();
     const stop = new AbortController();
-    const call = routes.applyRoutes('c', creates(want('node10', '10.244.10.0/24')), opts(stop.signal));
+    const call = routes.applyRoutes(
+      'c',
+      creates(wantRoute('node10', '10.244.10.0/24')),
+      callOptions(stop.signal),
+    );
     // Abort in the middle of the long-running operation: once it has been polled.
     for (let i = 0; i < 500 && (await polls()) === before; i++) await new Promise((r) => setTimeout(r, 10));
     assert.ok((await polls()) > before, 'the LRO was polled');
@@ -229,14 +200,16 @@ describe("azure provider against Microsoft's fake servers", { ...azureFakeSkip()
       useManagedIdentityExtension: true,
       resourceManagerEndpoint: fake.endpoint,
     });
-    const cloud = await buildAzureProvider(config, lister(NODES), {
+    const cloud = await buildAzureProvider(config, nodeLister(NODES), {
       credential: STATIC_TOKEN,
       pollIntervalMs: 20,
     });
     assert.equal(cloud.name, 'azure');
     assert.deepEqual(cloud.writeLimit, { qps: 1000 / 300, burst: 200 });
-    const r = await cloud.routes()!.createRoute('c', 'uid', want('node10', '10.244.10.0/24'), opts());
-    assert.deepEqual(r, { ...want('node10', '10.244.10.0/24'), name: 'node10' });
+    const r = await cloud
+      .routes()!
+      .createRoute('c', 'uid', wantRoute('node10', '10.244.10.0/24'), callOptions());
+    assert.deepEqual(r, { ...wantRoute('node10', '10.244.10.0/24'), name: 'node10' });
     assert.deepEqual(summary((await fake.table(TABLE))?.properties.routes), [
       'node10=10.244.10.0/24>10.0.0.10',
     ]);

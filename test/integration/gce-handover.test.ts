@@ -16,14 +16,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { parseFlags } from '../../src/cli/flags.ts';
 import { gceProviderFactory } from '../../src/cloud/gce/index.ts';
 import { MemoryCluster } from '../../src/cluster/memory-cluster.ts';
-import { RouteController } from '../../src/controller/route-controller.ts';
+import type { RouteController } from '../../src/controller/route-controller.ts';
 import { RealClock } from '../../src/core/clock.ts';
-import type { CallOptions, Route, Routes } from '../../src/core/types.ts';
+import { reconcileNow } from '../support/cluster-controller.ts';
 import { gceFakeSkip, startGceFake, type FakeRoute, type GceFake } from '../support/gce-fake.ts';
-import { gceUpstreamSkip, upstreamCreateRoute, upstreamListRoutes } from '../support/gce-upstream.ts';
+import { gceUpstream, gceUpstreamSkip } from '../support/gce-upstream.ts';
+import { addNode, ccmFlags, counting, handoverController } from '../support/handover.ts';
+import { upstreamCreate, upstreamList } from '../support/upstream-binary.ts';
 
 const PROJECT = 'k8s-project';
 // The zone the fake's metadata server reports; gce.conf names none, as kube-up's does not.
@@ -35,14 +36,6 @@ const NODES = [1, 2, 3].map((i) => ({
   uid: `0b3a9c7e-2222-4d7e-9a57-00000000000${i}`,
   podCIDR: `10.64.${i}.0/24`,
 }));
-// As the CCM's route controller leaves a routed node (upstream updateNetworkingCondition).
-const ROUTED = {
-  type: 'NetworkUnavailable',
-  status: 'False',
-  reason: 'RouteCreated',
-  message: 'RouteController created a route',
-  lastTransitionTime: new Date(0).toISOString(),
-};
 // kubernetes cluster/gce/gci/configure-helper.sh start-cloud-controller-manager (kubenet).
 const CCM_ARGS = [
   '--v=4',
@@ -71,39 +64,23 @@ function gceConf(): string {
   );
 }
 
-function addNode(cluster: MemoryCluster, n: (typeof NODES)[number], routed: boolean): void {
-  cluster.createNode({
-    name: n.name,
-    uid: n.uid,
-    podCIDRs: [n.podCIDR],
-    providerID: `gce://${PROJECT}/${ZONE}/${n.name}`,
-    addresses: [{ type: 'InternalIP', address: `10.128.0.${NODES.indexOf(n) + 2}` }],
-    ...(routed ? { conditions: [ROUTED] } : {}),
-  });
-}
-
-/** Counts the writes the controller sends through the provider. */
-function counting(inner: Routes): { routes: Routes; writes: string[] } {
-  const writes: string[] = [];
-  return {
-    writes,
-    routes: {
-      listRoutes: (c: string, o: CallOptions) => inner.listRoutes(c, o),
-      createRoute: (c: string, h: string, r: Readonly<Route>, o: CallOptions) => {
-        writes.push(`create ${r.destinationCIDR}`);
-        return inner.createRoute(c, h, r, o);
-      },
-      deleteRoute: (c: string, r: Readonly<Route>, o: CallOptions) => {
-        writes.push(`delete ${r.destinationCIDR}`);
-        return inner.deleteRoute(c, r, o);
-      },
+function addMinion(cluster: MemoryCluster, n: (typeof NODES)[number], routed: boolean): void {
+  addNode(
+    cluster,
+    {
+      name: n.name,
+      uid: n.uid,
+      podCIDRs: [n.podCIDR],
+      providerID: `gce://${PROJECT}/${ZONE}/${n.name}`,
+      addresses: [{ type: 'InternalIP', address: `10.128.0.${NODES.indexOf(n) + 2}` }],
     },
-  };
+    routed,
+  );
 }
 
 /** Upstream's ListRoutes, as `name=destination>target node`. */
 async function upstreamSees(): Promise<string[]> {
-  const routes = await upstreamListRoutes(gceConf(), metadataHost, CLUSTER);
+  const routes = await upstreamList(gceUpstream(gceConf(), metadataHost), CLUSTER);
   return routes.map((r) => `${r.name}=${r.destinationCIDR}>${r.blackhole ? '(blackhole)' : r.targetNode}`);
 }
 
@@ -143,28 +120,19 @@ describe(
       process.env['GCE_METADATA_HOST'] = metadataHost;
       // Two nodes the CCM routed, each with upstream's own CreateRoute (name hint: the node's UID).
       for (const n of NODES.slice(0, 2)) {
-        addNode(cluster, n, true);
-        await upstreamCreateRoute(gceConf(), metadataHost, CLUSTER, {
+        addMinion(cluster, n, true);
+        await upstreamCreate(gceUpstream(gceConf(), metadataHost), CLUSTER, {
           nameHint: n.uid,
           node: n.name,
           cidr: n.podCIDR,
         });
       }
-      const parsed = parseFlags(CCM_ARGS);
-      assert.deepEqual(parsed.errors, []);
-      assert.equal(parsed.flags.routesEnabled, true);
+      const flags = ccmFlags(CCM_ARGS);
+      assert.equal(flags.routesEnabled, true);
       const provider = await gceProviderFactory(gceConf(), cluster);
       const counted = counting(provider.routes()!);
       writes = counted.writes;
-      controller = new RouteController({
-        routes: counted.routes,
-        nodes: cluster,
-        statusWriter: cluster,
-        recorder: cluster,
-        clusterName: parsed.flags.clusterName,
-        clusterCIDRs: parsed.flags.clusterCIDRs,
-        ...(provider.routeTargetKeys ? { routeTargetKeys: provider.routeTargetKeys } : {}),
-      });
+      controller = handoverController(cluster, provider, flags, counted.routes);
     });
     after(async () => {
       ENV_KEYS.forEach((k, i) => {
@@ -189,7 +157,7 @@ describe(
       );
       assert.deepEqual(await upstreamSees(), expected(NODES.slice(0, 2)));
 
-      const report = await controller.reconcileOnce('periodic', new AbortController().signal);
+      const report = await reconcileNow(controller);
       assert.equal(report.outcome, 'noop', report.error);
       assert.deepEqual(writes, []);
       assert.deepEqual(cluster.patches, []);
@@ -197,8 +165,8 @@ describe(
     });
 
     test('rollback: the CCM lists the route written here as its own, with the right node', async () => {
-      addNode(cluster, NODES[2]!, false);
-      const report = await controller.reconcileOnce('periodic', new AbortController().signal);
+      addMinion(cluster, NODES[2]!, false);
+      const report = await reconcileNow(controller);
       assert.equal(report.outcome, 'changed', report.error);
       assert.deepEqual(writes, [`create ${NODES[2]!.podCIDR}`]);
       // Upstream's route controller would find every node's route under the name and node it

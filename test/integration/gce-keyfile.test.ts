@@ -13,10 +13,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { errorKind } from '../../src/core/errors.ts';
-import type { CallOptions, Node, NodeLister, Route } from '../../src/core/types.ts';
+import type { Node } from '../../src/core/types.ts';
 import { buildGceProvider } from '../../src/cloud/gce/index.ts';
 import { gceFakeSkip, startGceFake } from '../support/gce-fake.ts';
 import type { GceFake } from '../support/gce-fake.ts';
+import { callOptions, nodeLister, wantRoute } from '../support/provider-calls.ts';
 
 const PROJECT = 'k8s-project';
 const ZONE = 'europe-west1-b';
@@ -31,19 +32,7 @@ const NODES: Node[] = ['node1', 'node2'].map((name) => ({
     providerID: `gce://${PROJECT}/${ZONE}/${name}`,
   },
 }));
-const lister: NodeLister = { get: (n) => NODES.find((x) => x.metadata?.name === n), list: () => NODES };
-const opts = (): CallOptions => ({
-  signal: new AbortController().signal,
-  reconcile: { id: 'r', scratch: new Map() },
-});
-const want = (targetNode: string, destinationCIDR: string): Route => ({
-  name: '',
-  targetNode,
-  targetNodeAddresses: [],
-  enableNodeAddresses: false,
-  destinationCIDR,
-  blackhole: false,
-});
+const lister = nodeLister(NODES);
 
 const rsa = (): { privateKey: KeyObject; publicKey: KeyObject } =>
   generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -101,14 +90,14 @@ describe(
 
     test('the signed assertion is verified, one token issued, and every Compute call carries it', async () => {
       const routes = provider(keyFile('key.json', account.privateKey));
-      await routes.createRoute('kubernetes', UID1, want('node1', '10.244.1.0/24'), opts());
-      await routes.createRoute('kubernetes', UID2, want('node2', '10.244.2.0/24'), opts());
-      const listed = await routes.listRoutes('kubernetes', opts());
+      await routes.createRoute('kubernetes', UID1, wantRoute('node1', '10.244.1.0/24'), callOptions());
+      await routes.createRoute('kubernetes', UID2, wantRoute('node2', '10.244.2.0/24'), callOptions());
+      const listed = await routes.listRoutes('kubernetes', callOptions());
       assert.deepEqual(listed.map((r) => r.targetNode).sort(), ['node1', 'node2']);
       await routes.deleteRoute(
         'kubernetes',
         listed.find((r) => r.targetNode === 'node2')!,
-        opts(),
+        callOptions(),
       );
       assert.deepEqual(
         (await fake.routes()).map((r) => r.name),
@@ -141,7 +130,7 @@ describe(
         ],
       ] as const) {
         await assert.rejects(
-          provider(file).createRoute('kubernetes', UID1, want('node1', '10.244.1.0/24'), opts()),
+          provider(file).createRoute('kubernetes', UID1, wantRoute('node1', '10.244.1.0/24'), callOptions()),
           (err: Error) =>
             errorKind(err) === 'permanent' && /invalid_grant/.test(err.message) && reason.test(err.message),
           name,
@@ -164,7 +153,7 @@ describe(
         { token: async () => 'made-up-token' },
       ).routes()!;
       await assert.rejects(
-        routes.createRoute('kubernetes', UID1, want('node1', '10.244.1.0/24'), opts()),
+        routes.createRoute('kubernetes', UID1, wantRoute('node1', '10.244.1.0/24'), callOptions()),
         (err: Error) => errorKind(err) === 'permanent' && /401/.test(err.message),
       );
       assert.deepEqual(

@@ -6,10 +6,11 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { errorKind } from '../../src/core/errors.ts';
-import type { CallOptions, Node, NodeLister, Route } from '../../src/core/types.ts';
+import type { Node } from '../../src/core/types.ts';
 import { buildGceProvider } from '../../src/cloud/gce/index.ts';
 import { gceFakeSkip, startGceFake } from '../support/gce-fake.ts';
 import type { GceFake } from '../support/gce-fake.ts';
+import { callOptions, nodeLister, wantRoute } from '../support/provider-calls.ts';
 
 const PROJECT = 'k8s-project';
 
@@ -31,19 +32,7 @@ const NODES: Node[] = SEEDS.map((s, i) => ({
   metadata: { name: s.node, uid: `0b3a9c7e-3333-4d7e-9a57-00000000000${i}` },
   spec: { podCIDRs: [s.cidr] },
 }));
-const lister: NodeLister = { get: (n) => NODES.find((x) => x.metadata?.name === n), list: () => NODES };
-const opts = (): CallOptions => ({
-  signal: new AbortController().signal,
-  reconcile: { id: 'r', scratch: new Map() },
-});
-const want = (s: Seed): Route => ({
-  name: '',
-  targetNode: s.node,
-  targetNodeAddresses: [],
-  enableNodeAddresses: false,
-  destinationCIDR: s.cidr,
-  blackhole: false,
-});
+const lister = nodeLister(NODES);
 
 describe(
   'gce multizone: nodes without providerID across the region',
@@ -60,8 +49,8 @@ describe(
       routes.createRoute(
         'kubernetes',
         NODES.find((n) => n.metadata?.name === s.node)!.metadata!.uid!,
-        want(s),
-        opts(),
+        wantRoute(s.node, s.cidr),
+        callOptions(),
       );
 
     before(async () => {

@@ -7,23 +7,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { MemoryCluster } from '../../src/cluster/memory-cluster.ts';
-import { RouteController } from '../../src/controller/route-controller.ts';
 import { MemoryLogger } from '../../src/core/ports.ts';
 import { ComputeClient, GceRoutes, parseGceCloudConfig } from '../../src/cloud/gce/index.ts';
 import { QUOTA_REFRESH_MS } from '../../src/cloud/gce/room.ts';
+import { clusterController } from '../support/cluster-controller.ts';
 import { gceFakeSkip, startGceFake } from '../support/gce-fake.ts';
 import type { GceFake } from '../support/gce-fake.ts';
+import { gauge, roomGauges } from '../support/room-gauges.ts';
 import { formatRoom } from '../../src/cli/plan.ts';
 
 const PROJECT = 'k8s-project';
 const ZONE = 'europe-west1-b';
-
-async function gauge(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const m = await registry.getSingleMetric(name)!.get();
-  return m.values
-    .filter((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val))
-    .reduce((s, v) => s + v.value, 0);
-}
 
 describe('gce: the project’s ROUTES quota (R115–R118)', { ...gceFakeSkip(), timeout: 120_000 }, () => {
   let fake: GceFake;
@@ -57,11 +51,8 @@ describe('gce: the project’s ROUTES quota (R115–R118)', { ...gceFakeSkip(), 
       () => now,
     );
     const registry = new Registry();
-    const controller = new RouteController({
+    const controller = clusterController(cluster, {
       routes,
-      nodes: cluster,
-      statusWriter: cluster,
-      recorder: cluster,
       logger: new MemoryLogger(),
       registry,
       clusterName: 'k8s',
@@ -79,14 +70,7 @@ describe('gce: the project’s ROUTES quota (R115–R118)', { ...gceFakeSkip(), 
     const signal = new AbortController().signal;
     assert.equal((await controller.reconcileOnce('periodic', signal)).outcome, 'changed');
     // The quota was read before the creates (usage 1); the controller counted its two routes since.
-    assert.deepEqual(
-      [
-        await gauge(registry, 'route_controller_route_table_routes', { owner: 'cluster' }),
-        await gauge(registry, 'route_controller_route_table_routes', { owner: 'other' }),
-        await gauge(registry, 'route_controller_route_table_route_limit'),
-      ],
-      [2, 1, 3],
-    );
+    assert.deepEqual(await roomGauges(registry), [2, 1, 3]);
 
     node('c', '10.244.3.0/24');
     for (let i = 0; i < 3; i++) {

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { errorKind, retryAfterMs } from '../../src/core/errors.ts';
-import type { CallOptions, Node, NodeLister, Route } from '../../src/core/types.ts';
+import type { Node } from '../../src/core/types.ts';
 import {
   buildGceProvider,
   ComputeClient,
@@ -18,6 +18,7 @@ import {
 import type { TokenSource } from '../../src/cloud/gce/index.ts';
 import { gceFakeSkip, startGceFake } from '../support/gce-fake.ts';
 import type { FakeRoute, GceFake } from '../support/gce-fake.ts';
+import { callOptions, nodeLister, wantRoute } from '../support/provider-calls.ts';
 
 const PROJECT = 'k8s-project';
 const ZONE = 'europe-west1-b';
@@ -47,25 +48,6 @@ const INSTANCES = ['node1', 'vm-node10', 'ds', 'byname'].map((name) => ({
   zone: ZONE,
   name,
 }));
-
-function lister(nodes: Node[]): NodeLister {
-  return { get: (n) => nodes.find((x) => x.metadata?.name === n), list: () => nodes };
-}
-
-function opts(signal = new AbortController().signal): CallOptions {
-  return { signal, reconcile: { id: 'r', scratch: new Map() } };
-}
-
-function want(targetNode: string, destinationCIDR: string): Route {
-  return {
-    name: '',
-    targetNode,
-    targetNodeAddresses: [],
-    enableNodeAddresses: false,
-    destinationCIDR,
-    blackhole: false,
-  };
-}
 
 /** name=dest>instance of every route in the fake, sorted. */
 function summary(routes: FakeRoute[]): string[] {
@@ -97,7 +79,7 @@ describe("gce provider against Google's MockGCE", { ...gceFakeSkip(), timeout: 1
     return new GceRoutes(
       new ComputeClient({ apiEndpoint: config.apiEndpoint, token: STATIC }),
       config,
-      lister(nodes),
+      nodeLister(nodes),
     );
   };
 
@@ -116,8 +98,13 @@ describe("gce provider against Google's MockGCE", { ...gceFakeSkip(), timeout: 1
 
   test('create: upstream names, next hop from providerID, k8s-node-route, priority 1000, one wait per write', async () => {
     await fake.configure({ opPolls: 3, waitSteps: 1 });
-    const created = await routes.createRoute('kubernetes', UID10, want('node10', '10.244.10.0/24'), opts());
-    assert.deepEqual(created, { ...want('node10', '10.244.10.0/24'), name: `kubernetes-${UID10}` });
+    const created = await routes.createRoute(
+      'kubernetes',
+      UID10,
+      wantRoute('node10', '10.244.10.0/24'),
+      callOptions(),
+    );
+    assert.deepEqual(created, { ...wantRoute('node10', '10.244.10.0/24'), name: `kubernetes-${UID10}` });
     const [r] = await fake.routes();
     assert.equal(r?.name, `kubernetes-${UID10}`);
     assert.equal(r?.description, 'k8s-node-route');
@@ -143,14 +130,14 @@ describe("gce provider against Google's MockGCE", { ...gceFakeSkip(), timeout: 1
   });
 
   test('dual stack: the IPv6 route gets a name of its own; listRoutes maps both back to the node', async () => {
-    await routes.createRoute('kubernetes', UIDDS, want('ds', '10.244.2.0/24'), opts());
-    await routes.createRoute('kubernetes', UIDDS, want('ds', 'fd00:10:244:2::/64'), opts());
+    await routes.createRoute('kubernetes', UIDDS, wantRoute('ds', '10.244.2.0/24'), callOptions());
+    await routes.createRoute('kubernetes', UIDDS, wantRoute('ds', 'fd00:10:244:2::/64'), callOptions());
     const v6 = `kubernetes-${UIDDS.replace(/-/g, '')}-v6`;
     assert.deepEqual(
       summary(await fake.routes()),
       [`kubernetes-${UIDDS}=10.244.2.0/24>ds`, `${v6}=fd00:10:244:2::/64>ds`].sort(),
     );
-    const listed = await routes.listRoutes('kubernetes', opts());
+    const listed = await routes.listRoutes('kubernetes', callOptions());
     assert.deepEqual(
       listed.map((r) => `${r.name} ${r.destinationCIDR} ${r.targetNode} ${r.blackhole}`).sort(),
       [`kubernetes-${UIDDS} 10.244.2.0/24 ds false`, `${v6} fd00:10:244:2::/64 ds false`].sort(),
@@ -164,7 +151,7 @@ describe("gce provider against Google's MockGCE", { ...gceFakeSkip(), timeout: 1
       ['node10', UID10, '10.244.10.0/24'],
       ['ds', UIDDS, '10.244.2.0/24'],
     ] as const)
-      await routes.createRoute('kubernetes', uid, want(n, cidr), opts());
+      await routes.createRoute('kubernetes', uid, wantRoute(n, cidr), callOptions());
     const net = `https://www.googleapis.com/compute/v1/projects/${PROJECT}/global/networks/${NETWORK}`;
     const hop = `projects/${PROJECT}/zones/${ZONE}/instances/node1`;
     // Not ours: another cluster, a hand-made route, another network.
@@ -196,7 +183,7 @@ describe("gce provider against Google's MockGCE", { ...gceFakeSkip(), timeout: 1
       nextHopIp: '10.0.0.9',
       description: 'k8s-node-route',
     });
-    const listed = await routes.listRoutes('kubernetes', opts());
+    const listed = await routes.listRoutes('kubernetes', callOptions());
     assert.deepEqual(listed.map((r) => `${r.destinationCIDR}>${r.targetNode}`).sort(), [
       '10.244.1.0/24>node1',
       '10.244.10.0/24>node10',
@@ -215,14 +202,14 @@ describe("gce provider against Google's MockGCE", { ...gceFakeSkip(), timeout: 1
   });
 
   test('idempotence: a 409 for the same route is success, for another route a conflict; a 404 on delete is success', async () => {
-    const o = opts();
-    await routes.createRoute('kubernetes', UID1, want('node1', '10.244.1.0/24'), o);
+    const o = callOptions();
+    await routes.createRoute('kubernetes', UID1, wantRoute('node1', '10.244.1.0/24'), o);
     assert.equal(
-      await kindOf(routes.createRoute('kubernetes', UID1, want('node1', '10.244.1.0/24'), o)),
+      await kindOf(routes.createRoute('kubernetes', UID1, wantRoute('node1', '10.244.1.0/24'), o)),
       'ok',
     );
     // Same name (hint), other destination: never success (R2).
-    const other = routes.createRoute('kubernetes', UID1, want('node1', '10.244.99.0/24'), o);
+    const other = routes.createRoute('kubernetes', UID1, wantRoute('node1', '10.244.99.0/24'), o);
     await assert.rejects(
       other,
       (err: Error) =>
@@ -250,15 +237,20 @@ describe("gce provider against Google's MockGCE", { ...gceFakeSkip(), timeout: 1
   test('a route whose instance is gone is a blackhole; a node without providerID is found by name in local-zone', async () => {
     localZone = ZONE;
     routes = build();
-    await routes.createRoute('kubernetes', UID1, want('node1', '10.244.1.0/24'), opts());
-    await routes.createRoute('kubernetes', 'hint-byname', want('byname', '10.244.4.0/24'), opts());
+    await routes.createRoute('kubernetes', UID1, wantRoute('node1', '10.244.1.0/24'), callOptions());
+    await routes.createRoute(
+      'kubernetes',
+      'hint-byname',
+      wantRoute('byname', '10.244.4.0/24'),
+      callOptions(),
+    );
     const get = (await fake.requests()).filter((e) => e.api === 'instances.get');
     assert.deepEqual(
       get.map((e) => e.path),
       [`/compute/v1/projects/${PROJECT}/zones/${ZONE}/instances/byname`],
     );
     await fake.deleteInstances({ project: PROJECT, zone: ZONE, name: 'node1' });
-    const listed = await routes.listRoutes('kubernetes', opts());
+    const listed = await routes.listRoutes('kubernetes', callOptions());
     assert.deepEqual(listed.map((r) => `${r.targetNode} ${r.blackhole}`).sort(), [
       'byname false',
       'node1 true',
@@ -268,7 +260,7 @@ describe("gce provider against Google's MockGCE", { ...gceFakeSkip(), timeout: 1
     routes = build();
     const before = (await fake.requests()).length;
     await assert.rejects(
-      routes.createRoute('kubernetes', 'h2', want('byname', '10.244.5.0/24'), opts()),
+      routes.createRoute('kubernetes', 'h2', wantRoute('byname', '10.244.5.0/24'), callOptions()),
       (err: Error) =>
         errorKind(err) === 'permanent' &&
         /no gce:\/\/ providerID, and gce.conf sets no local-zone/.test(err.message),
@@ -277,7 +269,8 @@ describe("gce provider against Google's MockGCE", { ...gceFakeSkip(), timeout: 1
   });
 
   test('throttling: 403 rateLimitExceeded and 429 with Retry-After; quota: QUOTA_EXCEEDED and quotaExceeded', async () => {
-    const create = (cidr: string) => routes.createRoute('kubernetes', 'h', want('node1', cidr), opts());
+    const create = (cidr: string) =>
+      routes.createRoute('kubernetes', 'h', wantRoute('node1', cidr), callOptions());
     await fake.inject({
       api: 'routes.insert',
       status: 403,
@@ -324,7 +317,8 @@ describe("gce provider against Google's MockGCE", { ...gceFakeSkip(), timeout: 1
   });
 
   test('other errors: 403 forbidden and 400 permanent, 500 and a failed list retryable, an operation error by its status', async () => {
-    const create = (cidr: string) => routes.createRoute('kubernetes', 'h', want('node1', cidr), opts());
+    const create = (cidr: string) =>
+      routes.createRoute('kubernetes', 'h', wantRoute('node1', cidr), callOptions());
     await fake.inject({
       api: 'routes.insert',
       status: 403,
@@ -351,7 +345,7 @@ describe("gce provider against Google's MockGCE", { ...gceFakeSkip(), timeout: 1
       reason: 'backendError',
       message: 'The service is currently unavailable.',
     });
-    assert.equal(await kindOf(routes.listRoutes('kubernetes', opts())), 'retryable');
+    assert.equal(await kindOf(routes.listRoutes('kubernetes', callOptions())), 'retryable');
     await fake.inject({
       api: 'routes.insert',
       opError: {
@@ -374,7 +368,12 @@ describe("gce provider against Google's MockGCE", { ...gceFakeSkip(), timeout: 1
   test('an aborted signal ends a long operation wait with AbortError', async () => {
     await fake.configure({ opPolls: 100_000, waitSteps: 5 });
     const stop = new AbortController();
-    const call = routes.createRoute('kubernetes', UID1, want('node1', '10.244.1.0/24'), opts(stop.signal));
+    const call = routes.createRoute(
+      'kubernetes',
+      UID1,
+      wantRoute('node1', '10.244.1.0/24'),
+      callOptions(stop.signal),
+    );
     const waits = async (): Promise<number> =>
       (await fake.requests()).filter((e) => e.api === 'globalOperations.wait').length;
     for (let i = 0; i < 500 && (await waits()) < 2; i++) await new Promise((r) => setTimeout(r, 10));
@@ -397,14 +396,14 @@ describe("gce provider against Google's MockGCE", { ...gceFakeSkip(), timeout: 1
           fake.api,
           `token-url = ${fake.endpoint}/alt-token\ntoken-body = "{\\"scope\\": \\"compute\\"}"\n`,
         ),
-        lister(NODES),
+        nodeLister(NODES),
       );
       assert.equal(cloud.name, 'gce');
       assert.deepEqual(cloud.writeLimit, { qps: 25, burst: 50 });
       assert.deepEqual(cloud.routeTargetKeys, ['uid', 'providerID']);
       const r = cloud.routes()!;
-      await r.createRoute('kubernetes', UID1, want('node1', '10.244.1.0/24'), opts());
-      await r.createRoute('kubernetes', UID10, want('node10', '10.244.10.0/24'), opts());
+      await r.createRoute('kubernetes', UID1, wantRoute('node1', '10.244.1.0/24'), callOptions());
+      await r.createRoute('kubernetes', UID10, wantRoute('node10', '10.244.10.0/24'), callOptions());
       const log = await fake.requests();
       const tokens = log.filter((e) => e.api === 'metadata.token' || e.api === 'alt.token');
       assert.deepEqual(

@@ -11,29 +11,29 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Daemon, runToExit } from '../e2e/support.ts';
-import { CREDENTIALS, OpenStack, neutronSkip } from '../support/openstack.ts';
+import { CREDENTIALS, globalSection, OpenStack, neutronSkip } from '../support/openstack.ts';
 import { keystoneSkip } from '../support/keystone.ts';
 import type { KeystoneAccount } from '../support/keystone.ts';
-import { requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
-import type { ControlPlane } from '../support/controlplane.ts';
-import { Admin, setupControllerUser, waitFor } from './kube-helpers.ts';
+import { testenvBinaries } from '../support/controlplane.ts';
+import {
+  assertConfigsRefused,
+  daemonArgs,
+  DaemonRun,
+  networkCondition,
+  startClusterWithUser,
+  type ClusterWithUser,
+  deleteNodeRoute,
+  untilRoutes,
+} from '../support/daemon-run.ts';
+import { waitFor } from './kube-helpers.ts';
 import type { NodeAddress } from '../../src/core/types.ts';
 
-const WATCH = '--feature-gates=CloudControllerManagerWatchBasedRoutesReconciliation=true';
 const enabled = testenvBinaries() !== undefined;
 
 /** cloud.conf as openstack-cloud-controller-manager reads it, pointed at Keystone or the stand-in. */
 function cloudConf(authUrl: string, routerId: string | undefined, c: KeystoneAccount = CREDENTIALS): string {
   return [
-    '[Global]',
-    `auth-url = ${authUrl}`,
-    `username = ${c.username}`,
-    `password = "${c.password.replace(/["\\]/g, (m) => `\\${m}`)}"`,
-    `user-domain-name = ${c.domain}`,
-    `tenant-id = ${c.projectId}`,
-    'region = RegionOne',
-    '',
+    globalSection(authUrl, c),
     '[LoadBalancer]',
     'use-octavia = true',
     '',
@@ -50,74 +50,49 @@ describe(
   'the openstack executable on a real apiserver and Neutron',
   { ...neutronSkip(), timeout: 400_000 },
   () => {
-    let cp: ControlPlane | undefined;
-    let admin: Admin;
-    let kubeconfig = '';
+    let cluster: ClusterWithUser | undefined;
     let dir = '';
 
     before(async () => {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'routectl-openstack-'));
       if (!enabled) return;
-      cp = await startControlPlane();
-      admin = new Admin(cp.adminKubeconfig);
-      kubeconfig = await setupControllerUser(cp);
+      cluster = await startClusterWithUser();
     });
 
     after(async () => {
-      await cp?.stop();
+      await cluster?.cp.stop();
       fs.rmSync(dir, { recursive: true, force: true });
     });
 
     test('bad cloud.conf: exit 1, one clear error line, no call to Keystone or Neutron', async () => {
       const cloud = await OpenStack.start();
       try {
-        const unreachable = path.join(dir, 'unreachable.kubeconfig');
-        fs.writeFileSync(
-          unreachable,
-          JSON.stringify({
-            apiVersion: 'v1',
-            kind: 'Config',
-            clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
-            users: [{ name: 'u', user: { token: 'never-used' } }],
-            contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-            'current-context': 'x',
-          }),
+        await assertConfigsRefused(
+          'openstack',
+          dir,
+          [
+            [
+              'no-router.conf',
+              cloudConf(cloud.authUrl, undefined),
+              /^error: cloud provider could not be initialized: openstack cloud config: \[Route\] "router-id" is required/,
+            ],
+            [
+              'no-password.conf',
+              cloudConf(cloud.authUrl, 'r').replace(/^password = .*$/m, ''),
+              /^error: cloud provider could not be initialized: openstack cloud config: "password" is required/,
+            ],
+            [
+              'missing-ca.conf',
+              cloudConf(cloud.authUrl, 'r').replace('region = RegionOne', 'ca-file = /nonexistent/ca.pem'),
+              /^error: cloud provider could not be initialized: openstack cloud config: cannot read "ca-file" \/nonexistent\/ca.pem/,
+            ],
+          ],
+          (stderr) =>
+            assert.doesNotMatch(
+              stderr,
+              new RegExp(CREDENTIALS.password.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')),
+            ),
         );
-        for (const [file, text, message] of [
-          [
-            'no-router.conf',
-            cloudConf(cloud.authUrl, undefined),
-            /^error: cloud provider could not be initialized: openstack cloud config: \[Route\] "router-id" is required/,
-          ],
-          [
-            'no-password.conf',
-            cloudConf(cloud.authUrl, 'r').replace(/^password = .*$/m, ''),
-            /^error: cloud provider could not be initialized: openstack cloud config: "password" is required/,
-          ],
-          [
-            'missing-ca.conf',
-            cloudConf(cloud.authUrl, 'r').replace('region = RegionOne', 'ca-file = /nonexistent/ca.pem'),
-            /^error: cloud provider could not be initialized: openstack cloud config: cannot read "ca-file" \/nonexistent\/ca.pem/,
-          ],
-        ] as const) {
-          const config = path.join(dir, file);
-          fs.writeFileSync(config, text);
-          const r = await runToExit([
-            'run',
-            '--cloud-provider=openstack',
-            `--cloud-config=${config}`,
-            `--kubeconfig=${unreachable}`,
-            '--cluster-cidr=10.244.0.0/16',
-          ]);
-          assert.equal(r.code, 1, r.stderr);
-          const lines = r.stderr.split('\n').filter((l) => l !== '');
-          assert.equal(lines.length, 1, r.stderr);
-          assert.match(lines[0]!, message);
-          assert.doesNotMatch(
-            r.stderr,
-            new RegExp(CREDENTIALS.password.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')),
-          );
-        }
         assert.deepEqual(cloud.requests, [], 'no request reached Keystone or Neutron');
       } finally {
         await cloud.stop();
@@ -128,26 +103,14 @@ describe(
       const mode = watch ? 'watch' : 'periodic';
       // The real Keystone issues and validates the daemon's tokens.
       describe(`${mode} mode (${watch ? 'extraroute-atomic' : 'extraroute only'})`, keystoneSkip(), () => {
-        let daemon: Daemon | undefined;
+        const run = new DaemonRun(() => cluster);
         let cloud: OpenStack;
         let routerId = '';
         let networkId = '';
         let node1Port = '';
-        const guard = (t: { skip(m?: string): void }): boolean =>
-          enabled && cp !== undefined ? true : !requireTestenv(t as Parameters<typeof requireTestenv>[0]);
-        const failed = (err: unknown): never => {
-          cp?.markFailed(String(err));
-          if (daemon) console.log(daemon.tail(60));
-          throw err;
-        };
-        const condition = (n: string): Promise<void> =>
-          waitFor(`${n} NetworkUnavailable=False/RouteCreated`, 30_000, async () => {
-            const c = await admin.condition(n);
-            return c?.status === 'False' && c.reason === 'RouteCreated';
-          });
         const routes = (): Promise<string[]> => cloud.routeList(routerId);
         const until = (what: string, cond: (r: string[]) => boolean): Promise<void> =>
-          waitFor(what, 60_000, async () => cond(await routes()), 200);
+          untilRoutes(what, routes, cond);
 
         before(async () => {
           cloud = await OpenStack.start({ noAtomic: !watch, keystone: true });
@@ -157,30 +120,23 @@ describe(
           if (!enabled) return;
           const config = path.join(dir, `${mode}.conf`);
           fs.writeFileSync(config, cloudConf(cloud.identityUrl, routerId, cloud.account));
-          daemon = Daemon.start(
-            [
-              'run',
-              '--cloud-provider=openstack',
-              `--cloud-config=${config}`,
-              `--kubeconfig=${kubeconfig}`,
-              '--cluster-cidr=10.244.0.0/16,fd00:10:244::/56',
-              '--leader-elect=false',
-              '--metrics-bind-address=127.0.0.1:0',
-              '--health-probe-bind-address=127.0.0.1:0',
-              '--log-format=json',
-              '-v=10',
-              ...(watch ? [WATCH] : ['--route-reconciliation-period=2s']),
-            ],
+          run.start(
+            daemonArgs({
+              provider: 'openstack',
+              config,
+              kubeconfig: cluster!.kubeconfig,
+              watch,
+              extra: ['-v=10'],
+            }),
             path.join(dir, `${mode}.log`),
           );
         });
 
         after(async () => {
-          daemon?.signal('SIGTERM');
-          if (daemon) assert.equal((await daemon.waitExit(30_000)).code, 0, daemon.tail());
-          if (daemon) {
+          await run.stop();
+          if (run.daemon) {
             // -v=10: every line the daemon wrote, and no credential or token in any of them.
-            const output = daemon.output();
+            const output = run.daemon.output();
             assert.ok(output.length > 0);
             for (const secret of [
               CREDENTIALS.password,
@@ -190,13 +146,13 @@ describe(
               assert.ok(!output.includes(secret), `a credential reached the log: ${secret.slice(0, 8)}…`);
             }
           }
-          if (enabled) for (const n of ['node1', 'ds', 'node3']) await admin.deleteNode(n).catch(() => {});
+          if (enabled)
+            for (const n of ['node1', 'ds', 'node3']) await cluster?.admin.deleteNode(n).catch(() => {});
           await cloud?.stop();
         });
 
         test('nodes → extra routes → NetworkUnavailable=False; dual stack; the port allows the pod CIDR', async (t) => {
-          if (!guard(t)) return;
-          try {
+          await run.step(t, async ({ admin }) => {
             const port = (node1Port = await cloud.port(networkId, ['10.0.0.11']));
             await admin.createNode('node1', ['10.244.1.0/24'], addresses('10.0.0.11'));
             await admin.createNode(
@@ -211,7 +167,7 @@ describe(
               'fd00:10:244:2::/64=fd00::12',
             ];
             await until('three routes', (r) => r.join() === expected.join());
-            for (const n of ['node1', 'ds']) await condition(n);
+            for (const n of ['node1', 'ds']) await networkCondition(admin, n);
             assert.deepEqual(await cloud.pairs(port), ['10.244.1.0/24']);
             const writes = cloud.neutronRequests('PUT', `/routers/${routerId}`);
             if (watch)
@@ -228,17 +184,12 @@ describe(
               cloud.neutronRequests().every((r) => r.status !== 401),
               'every Neutron call carried a token Keystone issued',
             );
-          } catch (err) {
-            failed(err);
-          }
+          });
         });
 
         test('deleting node1 removes its route and its address pair; the foreign route stays', async (t) => {
-          if (!guard(t)) return;
-          try {
-            await admin.deleteNode('node1');
-            await until('node1 route gone', (r) => !r.includes('10.244.1.0/24=10.0.0.11'));
-            assert.deepEqual(await routes(), [
+          await run.step(t, async ({ admin }) => {
+            await deleteNodeRoute(admin, 'node1', routes, '10.244.1.0/24=10.0.0.11', [
               '10.244.2.0/24=10.0.0.12',
               '192.168.50.0/24=10.0.0.250',
               'fd00:10:244:2::/64=fd00::12',
@@ -250,14 +201,11 @@ describe(
               async () => (await cloud.pairs(node1Port)).length === 0,
               200,
             );
-          } catch (err) {
-            failed(err);
-          }
+          });
         });
 
         test('a route in the cluster CIDRs to a next hop no node has is deleted; the token is renewed after a revocation', async (t) => {
-          if (!guard(t)) return;
-          try {
+          await run.step(t, async ({ admin }) => {
             await cloud.revokeTokens();
             await cloud.setRoutes(routerId, [
               ...(await cloud.routes(routerId)),
@@ -266,7 +214,7 @@ describe(
             // A node event makes watch mode reconcile now (it lists, since the change is new to it).
             await admin.createNode('node3', ['10.244.3.0/24'], addresses('10.0.0.13'));
             await until('node3 route', (r) => r.includes('10.244.3.0/24=10.0.0.13'));
-            await condition('node3');
+            await networkCondition(admin, 'node3');
             if (!watch) await until('stale route gone', (r) => !r.some((x) => x.startsWith('10.244.77.')));
             assert.ok((await routes()).includes('192.168.50.0/24=10.0.0.250'));
             assert.ok(
@@ -274,15 +222,12 @@ describe(
               'the revoked token was refused once',
             );
             assert.ok(cloud.tokensIssued >= 2, 'and a new one issued');
-          } catch (err) {
-            failed(err);
-          }
+          });
         });
 
         if (!watch) {
           test('another writer between the read and the PUT: 412, re-read, no route lost', async (t) => {
-            if (!guard(t)) return;
-            try {
+            await run.step(t, async ({ admin }) => {
               cloud.faults.push({
                 method: 'PUT',
                 path: `/routers/${routerId}`,
@@ -306,9 +251,7 @@ describe(
                 at >= 0 && statuses.slice(at + 1).includes(200),
                 `PUT statuses ${statuses.join(',')}`,
               );
-            } catch (err) {
-              failed(err);
-            }
+            });
           });
         }
       });

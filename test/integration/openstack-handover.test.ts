@@ -10,21 +10,14 @@
 // Run: scripts/neutron.sh install && node --test test/integration/openstack-handover.test.ts
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { parseFlags } from '../../src/cli/flags.ts';
 import { buildOpenStackProvider } from '../../src/cloud/openstack/index.ts';
-import { MemoryCluster } from '../../src/cluster/memory-cluster.ts';
-import { RouteController } from '../../src/controller/route-controller.ts';
+import { MemoryCluster, type NodeSpecInput } from '../../src/cluster/memory-cluster.ts';
 import { RealClock } from '../../src/core/clock.ts';
-import { CREDENTIALS, OpenStack, neutronSkip, type ExtraRoute } from '../support/openstack.ts';
+import { reconcileNow } from '../support/cluster-controller.ts';
+import { addNode, ccmFlags, handoverController } from '../support/handover.ts';
+import { globalSection, OpenStack, neutronSkip, type ExtraRoute } from '../support/openstack.ts';
 
 const NODES = [1, 2, 3].map((i) => ({ name: `node-${i}`, ip: `10.0.0.1${i}`, podCIDR: `10.244.${i}.0/24` }));
-const ROUTED = {
-  type: 'NetworkUnavailable',
-  status: 'False',
-  reason: 'RouteCreated',
-  message: 'RouteController created a route',
-  lastTransitionTime: new Date(0).toISOString(),
-};
 // kubernetes/cloud-provider-openstack manifests/controller-manager/openstack-cloud-controller-manager-ds.yaml,
 // with the cluster CIDR a routes setup adds.
 const CCM_ARGS = [
@@ -37,10 +30,13 @@ const CCM_ARGS = [
   '--cluster-cidr=10.244.0.0/16',
 ];
 
+/** A node as the cluster holds it: its pod CIDR, its address the router's nexthop. */
+function clusterNode(n: (typeof NODES)[number]): NodeSpecInput {
+  return { name: n.name, podCIDRs: [n.podCIDR], addresses: [{ type: 'InternalIP', address: n.ip }] };
+}
+
 function cloudConf(os: OpenStack, routerId: string): string {
-  const c = CREDENTIALS;
-  const password = c.password.replace(/["\\]/g, (m) => `\\${m}`);
-  return `[Global]\nauth-url = ${os.authUrl}\nusername = ${c.username}\npassword = "${password}"\nuser-domain-name = ${c.domain}\ntenant-id = ${c.projectId}\nregion = RegionOne\n\n[LoadBalancer]\nenabled = false\n\n[Route]\nrouter-id = ${routerId}\n`;
+  return `${globalSection(os.authUrl)}\n[LoadBalancer]\nenabled = false\n\n[Route]\nrouter-id = ${routerId}\n`;
 }
 
 /** openstack-cloud-controller-manager's ListRoutes, mirrored: nexthop → the node with that address. */
@@ -87,39 +83,20 @@ describe(
           port: { allowed_address_pairs: [{ ip_address: n.podCIDR }] },
         });
         assert.equal(r.status, 200);
-        cluster.createNode({
-          name: n.name,
-          podCIDRs: [n.podCIDR],
-          addresses: [{ type: 'InternalIP', address: n.ip }],
-          conditions: [ROUTED],
-        });
+        addNode(cluster, clusterNode(n), true);
       }
-      const parsed = parseFlags(CCM_ARGS);
-      assert.deepEqual(parsed.errors, []);
       const provider = buildOpenStackProvider(cloudConf(os, routerId), cluster);
-      const controller = new RouteController({
-        routes: provider.routes()!,
-        nodes: cluster,
-        statusWriter: cluster,
-        recorder: cluster,
-        clusterName: parsed.flags.clusterName,
-        clusterCIDRs: parsed.flags.clusterCIDRs,
-        ...(provider.routeTargetKeys ? { routeTargetKeys: provider.routeTargetKeys } : {}),
-      });
+      const controller = handoverController(cluster, provider, ccmFlags(CCM_ARGS));
       const writesBefore = os.neutronRequests('PUT').length + os.neutronRequests('POST').length;
 
-      const handover = await controller.reconcileOnce('periodic', new AbortController().signal);
+      const handover = await reconcileNow(controller);
       assert.equal(handover.outcome, 'noop', handover.error);
       assert.equal(os.neutronRequests('PUT').length + os.neutronRequests('POST').length, writesBefore);
       assert.deepEqual(cluster.patches, []);
 
       const n3 = NODES[2]!;
-      cluster.createNode({
-        name: n3.name,
-        podCIDRs: [n3.podCIDR],
-        addresses: [{ type: 'InternalIP', address: n3.ip }],
-      });
-      const grew = await controller.reconcileOnce('periodic', new AbortController().signal);
+      addNode(cluster, clusterNode(n3), false);
+      const grew = await reconcileNow(controller);
       assert.equal(grew.outcome, 'changed', grew.error);
       assert.deepEqual(
         upstreamListRoutes(await os.routes(routerId)),

@@ -8,34 +8,20 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { errorKind } from '../../src/core/errors.ts';
-import type { CallOptions, Node, NodeLister, Route } from '../../src/core/types.ts';
+import type { Node } from '../../src/core/types.ts';
 import { buildOpenStackProvider } from '../../src/cloud/openstack/index.ts';
 import type { OpenStackRoutes } from '../../src/cloud/openstack/routes.ts';
 import type { KeystoneAccount } from '../support/keystone.ts';
 import { keystoneSkip } from '../support/keystone.ts';
 import { OpenStack, neutronSkip } from '../support/openstack.ts';
+import { callOptions, nodeLister, nodeRoute } from '../support/provider-calls.ts';
 
 const NODES: Node[] = [1, 2, 3].map((i) => ({
   metadata: { name: `n${i}`, uid: `uid-n${i}` },
   spec: { podCIDRs: [`10.244.${i}.0/24`] },
   status: { addresses: [{ type: 'InternalIP', address: `10.0.0.${10 + i}` }] },
 }));
-const lister: NodeLister = { get: (n) => NODES.find((x) => x.metadata?.name === n), list: () => NODES };
-const call = (): CallOptions => ({
-  signal: new AbortController().signal,
-  reconcile: { id: 'r', scratch: new Map() },
-});
-const want = (node: Node): { nameHint: string; route: Route } => ({
-  nameHint: node.metadata!.uid!,
-  route: {
-    name: '',
-    targetNode: node.metadata!.name!,
-    targetNodeAddresses: node.status!.addresses!,
-    enableNodeAddresses: false,
-    destinationCIDR: node.spec!.podCIDRs![0]!,
-    blackhole: false,
-  },
-});
+const lister = nodeLister(NODES);
 
 function cloudConf(
   authUrl: string,
@@ -81,12 +67,16 @@ describe(
       test(`${auth}: a token from Keystone, validated by Keystone on every Neutron request`, async () => {
         const before = os.neutronRequests().length;
         const routes = routesWith(auth);
-        const results = await routes.applyRoutes('it', { deletes: [], creates: [want(NODES[i]!)] }, call());
+        const results = await routes.applyRoutes(
+          'it',
+          { deletes: [], creates: [nodeRoute(NODES[i]!)] },
+          callOptions(),
+        );
         assert.deepEqual(
           results.map((r) => (r.ok ? 'ok' : String(r.error))),
           ['ok'],
         );
-        const listed = await routes.listRoutes('it', call());
+        const listed = await routes.listRoutes('it', callOptions());
         assert.ok(
           listed.some((r) => r.targetNode === NODES[i]!.metadata!.name),
           JSON.stringify(listed),
@@ -102,12 +92,16 @@ describe(
 
     test('a token revoked in Keystone is refused (401) and replaced by a new one; the write goes through', async () => {
       const routes = routesWith('appcred');
-      await routes.listRoutes('it', call());
+      await routes.listRoutes('it', callOptions());
       const old = os.neutronRequests().at(-1)!.token!;
       await os.keystone!.revoke(old);
       assert.equal(await os.keystone!.validate(old), false);
       const before = os.neutronRequests().length;
-      const results = await routes.applyRoutes('it', { deletes: [], creates: [want(NODES[2]!)] }, call());
+      const results = await routes.applyRoutes(
+        'it',
+        { deletes: [], creates: [nodeRoute(NODES[2]!)] },
+        callOptions(),
+      );
       assert.deepEqual(
         results.map((r) => (r.ok ? 'ok' : String(r.error))),
         ['ok'],
@@ -131,7 +125,7 @@ describe(
         ['appcred', { ...account, appCredentialSecret: 'not-the-secret' }],
       ] as const) {
         await assert.rejects(
-          routesWith(auth, a).listRoutes('it', call()),
+          routesWith(auth, a).listRoutes('it', callOptions()),
           (err: Error) => errorKind(err) === 'permanent' && /401/.test(err.message),
           auth,
         );

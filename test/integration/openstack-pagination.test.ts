@@ -6,10 +6,11 @@
 // node --test test/integration/openstack-pagination.test.ts
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { CallOptions, Node, NodeLister, Route } from '../../src/core/types.ts';
+import type { Node } from '../../src/core/types.ts';
 import { buildOpenStackProvider } from '../../src/cloud/openstack/index.ts';
 import type { OpenStackRoutes } from '../../src/cloud/openstack/routes.ts';
 import { CREDENTIALS, OpenStack, neutronSkip } from '../support/openstack.ts';
+import { callOptions, nodeLister, nodeRoute } from '../support/provider-calls.ts';
 
 const NODES: Node[] = [
   ['n1', '10.0.0.11', '10.244.1.0/24'],
@@ -19,22 +20,7 @@ const NODES: Node[] = [
   spec: { podCIDRs: [cidr!] },
   status: { addresses: [{ type: 'InternalIP', address: address! }] },
 }));
-const lister: NodeLister = { get: (n) => NODES.find((x) => x.metadata?.name === n), list: () => NODES };
-const call = (): CallOptions => ({
-  signal: new AbortController().signal,
-  reconcile: { id: 'r', scratch: new Map() },
-});
-const want = (node: Node): { nameHint: string; route: Route } => ({
-  nameHint: node.metadata!.uid!,
-  route: {
-    name: '',
-    targetNode: node.metadata!.name!,
-    targetNodeAddresses: node.status!.addresses!,
-    enableNodeAddresses: false,
-    destinationCIDR: node.spec!.podCIDRs![0]!,
-    blackhole: false,
-  },
-});
+const lister = nodeLister(NODES);
 
 describe(
   'openstack plug-in on real Neutron with one item per page',
@@ -92,7 +78,11 @@ describe(
         `[Global]\nauth-url = ${os.authUrl}\napplication-credential-id = ${CREDENTIALS.appCredentialId}\napplication-credential-secret = ${CREDENTIALS.appCredentialSecret}\nregion = RegionOne\n\n[Route]\nrouter-id = ${routerId}\n`,
         lister,
       ).routes() as OpenStackRoutes;
-      const results = await routes.applyRoutes('it', { deletes: [], creates: NODES.map(want) }, call());
+      const results = await routes.applyRoutes(
+        'it',
+        { deletes: [], creates: NODES.map(nodeRoute) },
+        callOptions(),
+      );
       assert.deepEqual(
         results.map((r) => (r.ok ? 'ok' : String(r.error))),
         ['ok', 'ok'],
@@ -103,7 +93,7 @@ describe(
         [['10.244.1.0/24'], ['10.244.2.0/24']],
         "the pair on each node's port, whichever page its network was on",
       );
-      const listed = await routes.listRoutes('it', call());
+      const listed = await routes.listRoutes('it', callOptions());
       assert.deepEqual(listed.map((r) => `${r.destinationCIDR}=${r.targetNode}`).sort(), [
         '10.244.1.0/24=n1',
         '10.244.2.0/24=n2',

@@ -9,26 +9,18 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Daemon, runToExit } from '../e2e/support.ts';
-import { CREDENTIALS, OpenStack, neutronSkip } from '../support/openstack.ts';
-import { requireTestenv, startControlPlane, testenvBinaries } from '../support/controlplane.ts';
-import type { ControlPlane } from '../support/controlplane.ts';
-import { Admin, setupControllerUser, waitFor } from './kube-helpers.ts';
+import { metricValue, runToExit } from '../e2e/support.ts';
+import { globalSection, OpenStack, neutronSkip } from '../support/openstack.ts';
+import { testenvBinaries } from '../support/controlplane.ts';
+import { DaemonRun, startClusterWithUser, WATCH_GATE, type ClusterWithUser } from '../support/daemon-run.ts';
+import { waitFor } from './kube-helpers.ts';
 
 const MAX_ROUTES = 3;
 const enabled = testenvBinaries() !== undefined;
 
 function cloudConf(authUrl: string, routerId: string): string {
-  const c = CREDENTIALS;
   return [
-    '[Global]',
-    `auth-url = ${authUrl}`,
-    `username = ${c.username}`,
-    `password = "${c.password.replace(/["\\]/g, (m) => `\\${m}`)}"`,
-    `user-domain-name = ${c.domain}`,
-    `tenant-id = ${c.projectId}`,
-    'region = RegionOne',
-    '',
+    globalSection(authUrl),
     '[Route]',
     `router-id = ${routerId}`,
     `max-routes = ${MAX_ROUTES}`,
@@ -36,31 +28,21 @@ function cloudConf(authUrl: string, routerId: string): string {
   ].join('\n');
 }
 
-/** The value of one series in Prometheus text, e.g. `name{owner="cluster"}`. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
-
 describe(
   'the route table room on Neutron with a low route limit',
   { ...neutronSkip(), timeout: 300_000 },
   () => {
-    let cp: ControlPlane | undefined;
-    let admin: Admin;
-    let kubeconfig = '';
+    let cluster: ClusterWithUser | undefined;
     let dir = '';
     let cloud: OpenStack | undefined;
-    let daemon: Daemon | undefined;
+    const run = new DaemonRun(() => cluster);
     let routerId = '';
     let config = '';
 
     before(async () => {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'routectl-openstack-room-'));
       if (!enabled) return;
-      cp = await startControlPlane();
-      admin = new Admin(cp.adminKubeconfig);
-      kubeconfig = await setupControllerUser(cp);
+      cluster = await startClusterWithUser();
       cloud = await OpenStack.start({ maxRoutes: MAX_ROUTES });
       ({ routerId } = await cloud.topology());
       // Another user's route on the same router holds one of the three places.
@@ -70,34 +52,29 @@ describe(
     });
 
     after(async () => {
-      daemon?.signal('SIGTERM');
-      if (daemon) assert.equal((await daemon.waitExit(30_000)).code, 0, daemon.tail());
+      await run.stop();
       await cloud?.stop();
-      await cp?.stop();
+      await cluster?.cp.stop();
       fs.rmSync(dir, { recursive: true, force: true });
     });
 
     test('gauges, the refused node’s Event, plan’s room line; no live route removed', async (t) => {
-      if (!enabled || !cp || !cloud) {
-        requireTestenv(t);
-        return;
-      }
-      const flags = [
-        '--cloud-provider=openstack',
-        `--cloud-config=${config}`,
-        `--kubeconfig=${kubeconfig}`,
-        '--cluster-cidr=10.244.0.0/16',
-      ];
-      const routes = (): Promise<string[]> => cloud!.routeList(routerId);
-      try {
-        daemon = Daemon.start(
+      await run.step(t, async ({ admin, kubeconfig }) => {
+        const flags = [
+          '--cloud-provider=openstack',
+          `--cloud-config=${config}`,
+          `--kubeconfig=${kubeconfig}`,
+          '--cluster-cidr=10.244.0.0/16',
+        ];
+        const routes = (): Promise<string[]> => cloud!.routeList(routerId);
+        const daemon = run.start(
           [
             'run',
             ...flags,
             '--leader-elect=false',
             '--metrics-bind-address=127.0.0.1:0',
             '--log-format=json',
-            '--feature-gates=CloudControllerManagerWatchBasedRoutesReconciliation=true',
+            WATCH_GATE,
           ],
           path.join(dir, 'daemon.log'),
         );
@@ -126,9 +103,9 @@ describe(
         assert.deepEqual([c3?.status, c3?.reason], ['True', 'NoRouteCreated']);
 
         const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-        assert.equal(sample(text, 'route_controller_route_table_routes{owner="cluster"}'), 2);
-        assert.equal(sample(text, 'route_controller_route_table_routes{owner="other"}'), 1);
-        assert.equal(sample(text, 'route_controller_route_table_route_limit'), 3);
+        assert.equal(metricValue(text, 'route_controller_route_table_routes{owner="cluster"}'), 2);
+        assert.equal(metricValue(text, 'route_controller_route_table_routes{owner="other"}'), 1);
+        assert.equal(metricValue(text, 'route_controller_route_table_route_limit'), 3);
 
         const plan = await runToExit(['plan', ...flags]);
         assert.equal(plan.code, 0, plan.stderr);
@@ -147,15 +124,11 @@ describe(
           assert.deepEqual([c?.status, c?.reason], ['False', 'RouteCreated'], n);
         }
         assert.deepEqual(
-          cloud.neutronRequests('PUT', 'remove_extraroutes'),
+          cloud!.neutronRequests('PUT', 'remove_extraroutes'),
           [],
           'nothing removed to make room',
         );
-      } catch (err) {
-        cp.markFailed(String(err));
-        if (daemon) console.log(daemon.tail(60));
-        throw err;
-      }
+      });
     });
   },
 );

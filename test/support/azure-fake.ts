@@ -1,38 +1,18 @@
 // The Azure fake (testenv/azure-fake: Microsoft's generated armnetwork fake
 // servers over HTTP on loopback) for integration tests: one process per test
 // file, logging to a temp file, with its control endpoints as methods.
-import { execFileSync, spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { isExecutable } from './testenv-binaries.ts';
+import { startGoFake } from './go-fake.ts';
+import { prerequisite } from './prerequisites.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
-
-/** AZURE_FAKE, else the binary scripts/azure-fake.sh built for the current sources. */
-export function azureFakePath(): string | undefined {
-  const fromEnv = process.env['AZURE_FAKE'];
-  if (fromEnv) return isExecutable(fromEnv) ? fromEnv : undefined;
-  try {
-    const out = execFileSync('bash', [path.join(ROOT, 'scripts', 'azure-fake.sh'), 'path'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    const bin = /^AZURE_FAKE=(.*)$/m.exec(out)?.[1] ?? '';
-    return bin !== '' && isExecutable(bin) ? bin : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** `{ skip }` for node:test; with CI=true a missing fake fails instead, so a broken build cannot pass. */
-export function azureFakeSkip(): { skip: string | false } {
-  if (azureFakePath() !== undefined) return { skip: false };
-  const reason = 'azure fake not built: run scripts/azure-fake.sh build (or set AZURE_FAKE)';
-  if (process.env['CI'] === 'true') throw new Error(`${reason}; required when CI=true`);
-  return { skip: reason };
-}
+// AZURE_FAKE, else the binary scripts/azure-fake.sh
+// built for the current sources; its tests skip without it, and fail with CI=true.
+const AZURE_FAKE = prerequisite(
+  'AZURE_FAKE',
+  'azure-fake.sh',
+  'azure fake not built: run scripts/azure-fake.sh build (or set AZURE_FAKE)',
+);
+export const azureFakePath = AZURE_FAKE.path;
+export const azureFakeSkip = AZURE_FAKE.skip;
 
 /** A route as Microsoft.Network stores it (the fake's JSON). */
 export interface FakeRoute {
@@ -45,6 +25,12 @@ export interface FakeRoute {
     provisioningState?: string;
   };
 }
+
+/** Another writer's route (a default route to a firewall appliance), for FakeFault.foreignRoute. */
+export const FIREWALL_ROUTE: FakeRoute = {
+  name: 'to_firewall',
+  properties: { addressPrefix: '0.0.0.0/0', nextHopType: 'VirtualAppliance', nextHopIpAddress: '10.0.0.250' },
+};
 
 export interface FakeTable {
   name: string;
@@ -94,47 +80,11 @@ export interface AzureFake {
   stop(): Promise<void>;
 }
 
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
-async function waitForFile(file: string, child: ChildProcess, log: string): Promise<string> {
-  for (let i = 0; i < 200; i++) {
-    if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-    if (child.exitCode !== null)
-      throw new Error(`azure-fake exited ${child.exitCode}:\n${readFileSync(log, 'utf8')}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`azure-fake did not start:\n${readFileSync(log, 'utf8')}`);
-}
-
 export async function startAzureFake(): Promise<AzureFake> {
   const bin = azureFakePath();
   if (bin === undefined) throw new Error('azure fake not built: run scripts/azure-fake.sh build');
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'azure-fake-'));
-  const log = path.join(dir, 'fake.log');
-  const addrFile = path.join(dir, 'addr');
-  const fd = openSync(log, 'w');
-  const child = spawn(bin, ['-listen', '127.0.0.1:0', '-addr-file', addrFile], { stdio: ['ignore', fd, fd] });
-  closeSync(fd);
-  const killOnExit = (): void => {
-    child.kill('SIGKILL');
-  };
-  process.once('exit', killOnExit);
-  const endpoint = `http://${await waitForFile(addrFile, child, log)}`;
+  const { endpoint, control, stop } = await startGoFake('azure-fake', bin);
 
-  const control = async (method: string, p: string, body?: unknown): Promise<unknown> => {
-    const res = await fetch(`${endpoint}/_fake/${p}`, {
-      method,
-      ...(body !== undefined
-        ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }
-        : {}),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`azure-fake ${method} ${p}: ${res.status} ${text}`);
-    return text === '' ? undefined : (JSON.parse(text) as unknown);
-  };
   const tables = async (): Promise<FakeTable[]> =>
     Object.values((await control('GET', 'state')) as Record<string, FakeTable>);
 
@@ -161,13 +111,6 @@ export async function startAzureFake(): Promise<AzureFake> {
         if (status !== 'InProgress') op = null;
       }
     },
-    async stop() {
-      process.removeListener('exit', killOnExit);
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-      await exited(child);
-      clearTimeout(timer);
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop,
   };
 }

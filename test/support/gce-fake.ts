@@ -2,38 +2,18 @@
 // served as the Compute Engine v1 REST API on loopback) for integration tests:
 // one process per test file, logging to a temp file, with its control
 // endpoints as methods.
-import { execFileSync, spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { isExecutable } from './testenv-binaries.ts';
+import { startGoFake } from './go-fake.ts';
+import { prerequisite } from './prerequisites.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
-
-/** GCE_FAKE, else the binary scripts/gce-fake.sh built for the current sources. */
-export function gceFakePath(): string | undefined {
-  const fromEnv = process.env['GCE_FAKE'];
-  if (fromEnv) return isExecutable(fromEnv) ? fromEnv : undefined;
-  try {
-    const out = execFileSync('bash', [path.join(ROOT, 'scripts', 'gce-fake.sh'), 'path'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    const bin = /^GCE_FAKE=(.*)$/m.exec(out)?.[1] ?? '';
-    return bin !== '' && isExecutable(bin) ? bin : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** `{ skip }` for node:test; with CI=true a missing fake fails instead, so a broken build cannot pass. */
-export function gceFakeSkip(): { skip: string | false } {
-  if (gceFakePath() !== undefined) return { skip: false };
-  const reason = 'gce fake not built: run scripts/gce-fake.sh build (or set GCE_FAKE)';
-  if (process.env['CI'] === 'true') throw new Error(`${reason}; required when CI=true`);
-  return { skip: reason };
-}
+// GCE_FAKE, else the binary scripts/gce-fake.sh
+// built for the current sources; its tests skip without it, and fail with CI=true.
+const GCE_FAKE = prerequisite(
+  'GCE_FAKE',
+  'gce-fake.sh',
+  'gce fake not built: run scripts/gce-fake.sh build (or set GCE_FAKE)',
+);
+export const gceFakePath = GCE_FAKE.path;
+export const gceFakeSkip = GCE_FAKE.skip;
 
 /** A route as the Compute Engine API returns it. */
 export interface FakeRoute {
@@ -112,47 +92,10 @@ export interface GceFake {
   stop(): Promise<void>;
 }
 
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
-async function waitForFile(file: string, child: ChildProcess, log: string): Promise<string> {
-  for (let i = 0; i < 200; i++) {
-    if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-    if (child.exitCode !== null)
-      throw new Error(`gce-fake exited ${child.exitCode}:\n${readFileSync(log, 'utf8')}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gce-fake did not start:\n${readFileSync(log, 'utf8')}`);
-}
-
 export async function startGceFake(): Promise<GceFake> {
   const bin = gceFakePath();
   if (bin === undefined) throw new Error('gce fake not built: run scripts/gce-fake.sh build');
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'gce-fake-'));
-  const log = path.join(dir, 'fake.log');
-  const addrFile = path.join(dir, 'addr');
-  const fd = openSync(log, 'w');
-  const child = spawn(bin, ['-listen', '127.0.0.1:0', '-addr-file', addrFile], { stdio: ['ignore', fd, fd] });
-  closeSync(fd);
-  const killOnExit = (): void => {
-    child.kill('SIGKILL');
-  };
-  process.once('exit', killOnExit);
-  const endpoint = `http://${await waitForFile(addrFile, child, log)}`;
-
-  const control = async (method: string, p: string, body?: unknown): Promise<unknown> => {
-    const res = await fetch(`${endpoint}/_fake/${p}`, {
-      method,
-      ...(body !== undefined
-        ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }
-        : {}),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`gce-fake ${method} ${p}: ${res.status} ${text}`);
-    return text === '' ? undefined : (JSON.parse(text) as unknown);
-  };
+  const { endpoint, control, stop } = await startGoFake('gce-fake', bin);
 
   return {
     endpoint,
@@ -176,13 +119,6 @@ export async function startGceFake(): Promise<GceFake> {
       if (!res.ok) throw new Error(`seed route ${route.name}: ${res.status} ${await res.text()}`);
       await res.body?.cancel();
     },
-    async stop() {
-      process.removeListener('exit', killOnExit);
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-      await exited(child);
-      clearTimeout(timer);
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop,
   };
 }

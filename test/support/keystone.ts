@@ -3,12 +3,12 @@
 // through its own v3 API as an operator would, a project, a user with the member role, an
 // application credential and the network service's endpoints. `validate` and `revoke` are what
 // keystonemiddleware and an operator do with a token.
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startProcess, terminate } from './child-processes.ts';
 import type { Proc } from './child-processes.ts';
+import { skipUnless, scriptPaths } from './prerequisites.ts';
 import { isExecutable } from './testenv-binaries.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -25,16 +25,10 @@ export function keystoneInstall(): KeystoneInstall | undefined {
   let python = process.env['KEYSTONE_PYTHON'] ?? '';
   let template = process.env['KEYSTONE_TEMPLATE'] ?? '';
   if (python === '' || template === '') {
-    try {
-      const out = execFileSync('bash', [path.join(ROOT, 'scripts', 'keystone.sh'), 'path'], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'ignore'],
-      });
-      python = /^KEYSTONE_PYTHON=(.*)$/m.exec(out)?.[1] ?? '';
-      template = /^KEYSTONE_TEMPLATE=(.*)$/m.exec(out)?.[1] ?? '';
-    } catch {
-      return undefined;
-    }
+    const found = scriptPaths('keystone.sh');
+    if (found === undefined) return undefined;
+    python = found['KEYSTONE_PYTHON'] ?? '';
+    template = found['KEYSTONE_TEMPLATE'] ?? '';
   }
   return isExecutable(python) && fs.existsSync(path.join(template, 'keystone.sqlite'))
     ? { python, template }
@@ -43,11 +37,10 @@ export function keystoneInstall(): KeystoneInstall | undefined {
 
 /** `{ skip }` for node:test; with CI=true a missing Keystone fails instead, so a broken install cannot pass. */
 export function keystoneSkip(): { skip: string | false } {
-  if (keystoneInstall() !== undefined) return { skip: false };
-  const reason =
-    'keystone not installed: run scripts/keystone.sh (or set KEYSTONE_PYTHON and KEYSTONE_TEMPLATE)';
-  if (process.env['CI'] === 'true') throw new Error(`${reason}; required when CI=true`);
-  return { skip: reason };
+  return skipUnless(
+    keystoneInstall() !== undefined,
+    'keystone not installed: run scripts/keystone.sh (or set KEYSTONE_PYTHON and KEYSTONE_TEMPLATE)',
+  );
 }
 
 /** What the test's cloud.conf uses: made by Keystone, so the ids are its own. */

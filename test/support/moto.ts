@@ -6,6 +6,7 @@ import { accessSync, constants, mkdtempSync, openSync, closeSync, readFileSync, 
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { skipUnless } from './prerequisites.ts';
 
 export const MOTO_VERSION = '5.2.5';
 
@@ -40,10 +41,10 @@ export function motoServerPath(): string | undefined {
  * failure, not a skip, so a broken install step cannot pass silently.
  */
 export function motoSkip(): { skip: string | false } {
-  if (motoServerPath() !== undefined) return { skip: false };
-  const reason = 'moto_server not installed: run scripts/moto.sh (or set MOTO_SERVER)';
-  if (process.env.CI === 'true') throw new Error(`${reason}; required when CI=true`);
-  return { skip: reason };
+  return skipUnless(
+    motoServerPath() !== undefined,
+    'moto_server not installed: run scripts/moto.sh (or set MOTO_SERVER)',
+  );
 }
 
 function motoEnv(): NodeJS.ProcessEnv {

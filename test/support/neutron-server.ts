@@ -1,36 +1,21 @@
 // neutron-server for the tests: where scripts/neutron.sh installed it, and starting
 // testenv/neutron/serve.py until it prints its URL.
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Proc } from './child-processes.ts';
-import { isExecutable } from './testenv-binaries.ts';
+import { prerequisite } from './prerequisites.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
-/** NEUTRON_PYTHON, else the venv scripts/neutron.sh installed. */
-export function neutronPython(): string | undefined {
-  const fromEnv = process.env['NEUTRON_PYTHON'];
-  if (fromEnv) return isExecutable(fromEnv) ? fromEnv : undefined;
-  try {
-    const out = execFileSync('bash', [path.join(ROOT, 'scripts', 'neutron.sh'), 'path'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    const bin = /^NEUTRON_PYTHON=(.*)$/m.exec(out)?.[1] ?? '';
-    return bin !== '' && isExecutable(bin) ? bin : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** `{ skip }` for node:test; with CI=true a missing Neutron fails instead, so a broken install cannot pass. */
-export function neutronSkip(): { skip: string | false } {
-  if (neutronPython() !== undefined) return { skip: false };
-  const reason = 'neutron not installed: run scripts/neutron.sh (or set NEUTRON_PYTHON)';
-  if (process.env['CI'] === 'true') throw new Error(`${reason}; required when CI=true`);
-  return { skip: reason };
-}
+// NEUTRON_PYTHON, else the venv scripts/neutron.sh installed; its tests
+// skip without it, and fail with CI=true.
+const NEUTRON_PYTHON = prerequisite(
+  'NEUTRON_PYTHON',
+  'neutron.sh',
+  'neutron not installed: run scripts/neutron.sh (or set NEUTRON_PYTHON)',
+);
+export const neutronPython = NEUTRON_PYTHON.path;
+export const neutronSkip = NEUTRON_PYTHON.skip;
 
 /** Waits for serve.py's `NEUTRON_READY <url>` line in its log. */
 export async function waitForReady(log: string, proc: Proc, timeoutMs: number): Promise<string> {

@@ -23,8 +23,10 @@ import type { Proc } from './child-processes.ts';
 import { Keystone } from './keystone.ts';
 import type { KeystoneAccount } from './keystone.ts';
 import { ROOT, neutronPython, waitForReady } from './neutron-server.ts';
+import { CREDENTIALS } from './openstack-conf.ts';
 
 export { neutronPython, neutronSkip } from './neutron-server.ts';
+export { CREDENTIALS, globalSection, type Credentials } from './openstack-conf.ts';
 
 export interface ExtraRoute {
   destination: string;
@@ -53,24 +55,6 @@ export interface Fault {
   /** Runs (against Neutron directly) before the matching request is forwarded, which then goes on. */
   before?: () => Promise<void>;
 }
-
-export interface Credentials {
-  readonly username: string;
-  readonly password: string;
-  readonly domain: string;
-  readonly projectId: string;
-  readonly appCredentialId: string;
-  readonly appCredentialSecret: string;
-}
-
-export const CREDENTIALS: Credentials = {
-  username: 'k8s-routes',
-  password: 'pa ss;#"word',
-  domain: 'Default',
-  projectId: 'p-k8s',
-  appCredentialId: 'ac-4711',
-  appCredentialSecret: 'app-secret',
-};
 
 export interface OpenStackOptions {
   /** Serve Neutron without extraroute-atomic (a cloud older than Ussuri). */
