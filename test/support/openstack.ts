@@ -23,6 +23,7 @@ import type { Proc } from './child-processes.ts';
 import { Keystone } from './keystone.ts';
 import type { KeystoneAccount } from './keystone.ts';
 import { ROOT, neutronPython, waitForReady } from './neutron-server.ts';
+import { checkAuthRequest, tokenAnswer, type KeystoneAnswer } from './keystone-tokens.ts';
 import { CREDENTIALS } from './openstack-conf.ts';
 
 export { neutronPython, neutronSkip } from './neutron-server.ts';
@@ -369,92 +370,23 @@ export class OpenStack {
     return info !== undefined && !info.revoked && Date.now() < info.expiresAt;
   }
 
-  private issue(body: string): { status: number; body: unknown; headers?: Record<string, string> } {
-    const unauthorized = {
-      status: 401,
-      body: {
-        error: {
-          code: 401,
-          title: 'Unauthorized',
-          message: 'The request you have made requires authentication.',
-        },
-      },
-    };
-    let auth: {
-      identity?: {
-        methods?: string[];
-        password?: { user?: Record<string, unknown> };
-        application_credential?: Record<string, unknown>;
-      };
-      scope?: { project?: { id?: string } };
-    };
-    try {
-      auth = (JSON.parse(body) as { auth: typeof auth }).auth;
-    } catch {
-      return { status: 400, body: { error: { code: 400, title: 'Bad Request', message: 'not JSON' } } };
-    }
-    const c = CREDENTIALS;
-    const methods = auth?.identity?.methods ?? [];
-    if (methods[0] === 'password') {
-      const u = auth.identity?.password?.user ?? {};
-      const domain = (u['domain'] as { name?: string } | undefined)?.name;
-      if (u['name'] !== c.username || domain !== c.domain || u['password'] !== c.password)
-        return unauthorized;
-      if (auth.scope?.project?.id !== c.projectId) return unauthorized;
-    } else if (methods[0] === 'application_credential') {
-      const a = auth.identity?.application_credential ?? {};
-      if (a['id'] !== c.appCredentialId || a['secret'] !== c.appCredentialSecret) return unauthorized;
-      if (auth.scope !== undefined)
-        return {
-          status: 401,
-          body: {
-            error: {
-              code: 401,
-              title: 'Unauthorized',
-              message: 'application credentials cannot request a scope',
-            },
-          },
-        };
-    } else {
-      return unauthorized;
-    }
+  private issue(body: string): KeystoneAnswer {
+    const checked = checkAuthRequest(body);
+    if ('status' in checked) return checked;
     const id = `gAAAA${randomBytes(24).toString('hex')}`;
     const now = Date.now();
     this.tokens.set(id, { expiresAt: now + this.tokenLifetimeMs, revoked: false });
     this.issuedCount++;
     const address = this.server.address() as AddressInfo;
     const scheme = this.authUrl.startsWith('https') ? 'https' : 'http';
-    const network = `${scheme}://127.0.0.1:${address.port}/network`;
-    return {
-      status: 201,
-      headers: { 'X-Subject-Token': id },
-      body: {
-        token: {
-          methods,
-          issued_at: new Date(now).toISOString(),
-          expires_at: new Date(now + this.tokenLifetimeMs).toISOString(),
-          project: { id: c.projectId, name: 'k8s', domain: { id: 'default', name: c.domain } },
-          catalog: [
-            {
-              type: 'identity',
-              name: 'keystone',
-              endpoints: [
-                { interface: 'public', region: this.region, region_id: this.region, url: this.authUrl },
-              ],
-            },
-            {
-              type: 'network',
-              name: 'neutron',
-              endpoints: ['public', 'internal'].map((i) => ({
-                interface: i,
-                region: this.region,
-                region_id: this.region,
-                url: network,
-              })),
-            },
-          ],
-        },
-      },
-    };
+    return tokenAnswer({
+      id,
+      methods: checked.methods,
+      issuedAt: now,
+      lifetimeMs: this.tokenLifetimeMs,
+      region: this.region,
+      identityUrl: this.authUrl,
+      networkUrl: `${scheme}://127.0.0.1:${address.port}/network`,
+    });
   }
 }
