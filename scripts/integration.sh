@@ -29,25 +29,14 @@ while IFS='=' read -r k v; do
 done < <(bash scripts/testenv.sh paths)
 echo "[integration] KUBE_APISERVER=$KUBE_APISERVER ETCD=$ETCD (${ETCD_KIND})"
 
-timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/azure-fake.sh build > /dev/null
-AZURE_FAKE="$(bash scripts/azure-fake.sh path | sed -n 's/^AZURE_FAKE=//p')"
-export AZURE_FAKE
-echo "[integration] AZURE_FAKE=$AZURE_FAKE"
-
-timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/gce-fake.sh build > /dev/null
-GCE_FAKE="$(bash scripts/gce-fake.sh path | sed -n 's/^GCE_FAKE=//p')"
-export GCE_FAKE
-echo "[integration] GCE_FAKE=$GCE_FAKE"
-
-timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/aws-upstream.sh build > /dev/null
-AWS_UPSTREAM="$(bash scripts/aws-upstream.sh path | sed -n 's/^AWS_UPSTREAM=//p')"
-export AWS_UPSTREAM
-echo "[integration] AWS_UPSTREAM=$AWS_UPSTREAM"
-
-timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/gce-upstream.sh build > /dev/null
-GCE_UPSTREAM="$(bash scripts/gce-upstream.sh path | sed -n 's/^GCE_UPSTREAM=//p')"
-export GCE_UPSTREAM
-echo "[integration] GCE_UPSTREAM=$GCE_UPSTREAM"
+# The Go binaries of testenv (scripts/go-cached-build.sh): build or reuse, export each one's path.
+for pair in azure-fake:AZURE_FAKE gce-fake:GCE_FAKE aws-upstream:AWS_UPSTREAM gce-upstream:GCE_UPSTREAM; do
+  script="${pair%%:*}" var="${pair##*:}"
+  timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash "scripts/$script.sh" build > /dev/null
+  value="$(bash "scripts/$script.sh" path | sed -n "s/^$var=//p")"
+  export "$var=$value"
+  echo "[integration] $var=$value"
+done
 
 # neutron-server from PyPI in a cached venv (cold about 2 min): the openstack plug-in's tests.
 timeout "${TESTENV_BUILD_STAGE_TIMEOUT:-3600}" bash scripts/neutron.sh install

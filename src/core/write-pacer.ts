@@ -154,9 +154,9 @@ export class AdaptiveWritePacer implements WritePacer {
     if (!this.engaged && this.slow !== undefined) {
       const ms = this.slow.reserve();
       if (ms > 0) await sleep(this.clock, ms, signal);
-      // A throttle while this write waited engaged the pacer: the write takes its turn there.
-      if (!this.engaged) return;
     }
+    // Unpaced, or through the slow start; a throttle while this write waited engaged the pacer,
+    // and the write then takes its turn there.
     if (!this.engaged) return;
     await this.waitEngaged(signal);
   }

@@ -13,20 +13,17 @@ import { KubeEventRecorder } from '../../src/kube/event-recorder.ts';
 import { createKubeClient } from '../../src/kube/kubeconfig.ts';
 import { NodeInformer } from '../../src/kube/node-informer.ts';
 import { KubeNodeStatusWriter } from '../../src/kube/node-status-writer.ts';
-import { startControlPlane, testenvBinaries, type ControlPlane } from '../support/controlplane.ts';
-import { createTopology, netnsSupport, type NodeHost, type Topology } from '../support/netns.ts';
+import { startControlPlane, type ControlPlane } from '../support/controlplane.ts';
+import {
+  assertNetnsUsable,
+  createTopology,
+  netnsClusterSkip,
+  type NodeHost,
+  type Topology,
+} from '../support/netns.ts';
 import { Admin, setupControllerUser, waitFor } from './kube-helpers.ts';
 
-const support = await netnsSupport();
-const skip =
-  process.env.CI === 'true'
-    ? false
-    : !support.ok
-      ? `needs root and network namespaces (${support.reason}); run scripts/netns-prereqs.sh as root`
-      : testenvBinaries() === undefined
-        ? 'needs kube-apiserver and etcd: run scripts/testenv.sh build'
-        : false;
-if (skip) console.log(`# SKIP linux end-to-end: ${skip}`);
+const skip = await netnsClusterSkip('linux end-to-end');
 
 describe(
   'linux provider end to end: apiserver → controller → router → ping',
@@ -43,7 +40,7 @@ describe(
     let n3: NodeHost;
 
     before(async () => {
-      if (!support.ok) throw new Error(`CI=true but network namespaces are unusable: ${support.reason}`);
+      await assertNetnsUsable();
       cp = await startControlPlane();
       admin = new Admin(cp.adminKubeconfig);
       const kubeconfig = await setupControllerUser(cp);

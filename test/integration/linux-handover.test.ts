@@ -18,22 +18,19 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { startControlPlane, testenvBinaries, type ControlPlane } from '../support/controlplane.ts';
-import { createTopology, netnsSupport, type NodeHost, type Topology } from '../support/netns.ts';
+import { startControlPlane, type ControlPlane } from '../support/controlplane.ts';
+import {
+  assertNetnsUsable,
+  createTopology,
+  netnsClusterSkip,
+  type NodeHost,
+  type Topology,
+} from '../support/netns.ts';
 import { Daemon, runToExit, type LogRecord } from '../e2e/support.ts';
 import { ccmArgs, docBlock, expected, forTopology, Router } from '../support/linux-handover.ts';
 import { Admin, setupControllerUser, waitFor } from './kube-helpers.ts';
 
-const support = await netnsSupport();
-const skip =
-  process.env.CI === 'true'
-    ? false
-    : !support.ok
-      ? `needs root and network namespaces (${support.reason}); run scripts/netns-prereqs.sh as root`
-      : testenvBinaries() === undefined
-        ? 'needs kube-apiserver and etcd: run scripts/testenv.sh build'
-        : false;
-if (skip) console.log(`# SKIP linux handover: ${skip}`);
+const skip = await netnsClusterSkip('linux handover');
 
 // The condition a route controller leaves on a routed node.
 const ROUTED = {
@@ -54,7 +51,7 @@ describe(
     let daemon: Daemon | undefined;
 
     before(async () => {
-      if (!support.ok) throw new Error(`CI=true but network namespaces are unusable: ${support.reason}`);
+      await assertNetnsUsable();
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'routectl-linux-handover-'));
       cp = await startControlPlane();
       admin = new Admin(cp.adminKubeconfig);

@@ -15,6 +15,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Node } from '../../src/core/types.ts';
+import { testenvBinaries } from './controlplane.ts';
 
 export interface ExecResult {
   code: number;
@@ -325,4 +326,26 @@ export async function createTopology(opts: TopologyOptions): Promise<Topology> {
       })),
     teardown,
   };
+}
+
+/**
+ * Why a linux test on network namespaces and a real kube-apiserver cannot run here (printed as
+ * `# SKIP <what>`), or false; under CI=true never a skip: a missing piece fails the test instead.
+ */
+export async function netnsClusterSkip(what: string): Promise<string | false> {
+  if (process.env.CI === 'true') return false;
+  const support = await netnsSupport();
+  const skip = !support.ok
+    ? `needs root and network namespaces (${support.reason}); run scripts/netns-prereqs.sh as root`
+    : testenvBinaries() === undefined
+      ? 'needs kube-apiserver and etcd: run scripts/testenv.sh build'
+      : false;
+  if (skip) console.log(`# SKIP ${what}: ${skip}`);
+  return skip;
+}
+
+/** Under CI=true nothing skips: fails with the reason when network namespaces are unusable. */
+export async function assertNetnsUsable(): Promise<void> {
+  const support = await netnsSupport();
+  if (!support.ok) throw new Error(`CI=true but network namespaces are unusable: ${support.reason}`);
 }

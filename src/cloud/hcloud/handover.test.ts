@@ -8,12 +8,12 @@
 // each route the controller wrote with the right node.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { CCM_ROUTED, counting } from '../../../test/support/handover.ts';
 import { HcloudFake, type FakeRoute } from '../../../test/support/hcloud-fake.ts';
 import { parseFlags } from '../../cli/flags.ts';
 import { MemoryCluster } from '../../cluster/memory-cluster.ts';
 import { RouteController } from '../../controller/route-controller.ts';
 import { RealClock } from '../../core/clock.ts';
-import type { CallOptions, Route, Routes } from '../../core/types.ts';
 import { buildHcloudProvider } from './index.ts';
 
 const NET = 7;
@@ -29,27 +29,6 @@ const CCM_ARGS = [
   '--cluster-cidr=10.244.0.0/16',
   '--leader-elect=false',
 ];
-const ROUTED = {
-  type: 'NetworkUnavailable',
-  status: 'False',
-  reason: 'RouteCreated',
-  message: 'RouteController created a route',
-  lastTransitionTime: new Date(0).toISOString(),
-};
-
-function counted(inner: Routes, writes: string[]): Routes {
-  return {
-    listRoutes: (c: string, o: CallOptions) => inner.listRoutes(c, o),
-    createRoute: (c: string, h: string, r: Readonly<Route>, o: CallOptions) => {
-      writes.push(`create ${r.destinationCIDR}`);
-      return inner.createRoute(c, h, r, o);
-    },
-    deleteRoute: (c: string, r: Readonly<Route>, o: CallOptions) => {
-      writes.push(`delete ${r.destinationCIDR}`);
-      return inner.deleteRoute(c, r, o);
-    },
-  };
-}
 
 /** The hcloud CCM's ListRoutes, mirrored: destination → server name (the node), or blackhole. */
 function upstreamListRoutes(routes: readonly FakeRoute[]): string[] {
@@ -80,7 +59,7 @@ describe('handover from and rollback to the hcloud CCM, on the hcloud fake', () 
         podCIDRs: [`10.244.${s.id - 100}.0/24`],
         providerID: `hcloud://${s.id}`,
         addresses: [{ type: 'InternalIP', address: s.ip }],
-        conditions: [ROUTED],
+        conditions: [CCM_ROUTED],
       });
     }
     const parsed = parseFlags(CCM_ARGS);
@@ -95,9 +74,9 @@ describe('handover from and rollback to the hcloud CCM, on the hcloud fake', () 
       },
       pollIntervalMs: 5,
     });
-    const writes: string[] = [];
+    const { routes, writes } = counting(provider.routes()!);
     const controller = new RouteController({
-      routes: counted(provider.routes()!, writes),
+      routes,
       nodes: cluster,
       statusWriter: cluster,
       recorder: cluster,
